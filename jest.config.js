@@ -1,0 +1,18 @@
+/** One jest run for every package and the cross-package suites; tests run against the TypeScript sources. */
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/test', '<rootDir>/bench'],
+  testMatch: ['**/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json', isolatedModules: true }],
+    '^.+\\.lua$': '<rootDir>/scripts/jest-text-transform.js',
+  },
+  moduleFileExtensions: ['ts', 'js', 'json', 'lua'],
+  moduleNameMapper: {
+    '^@sluice/(core|redis|express|koa|fastify|client)$': '<rootDir>/packages/$1/src/index.ts',
+  },
+  maxWorkers: 2,
+  testTimeout: 30000,
+}

@@ -1,0 +1,33 @@
+import { floorDiv } from '../math'
+import type { Algorithm } from './types'
+
+/** Used units in the epoch-aligned window that starts at `windowStart`. */
+export interface FixedWindowState {
+  readonly windowStart: number
+  readonly used: number
+}
+
+/**
+ * Fixed window: window k covers [kW, (k+1)W). Admit iff used + cost <= L; rejected requests are not counted.
+ * Retry-after and reset are both the time to the window's end.
+ */
+export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
+  const windowStart = floorDiv(now, windowMs) * windowMs
+  const used = state !== undefined && state.windowStart === windowStart ? state.used : 0
+  const toWindowEnd = windowStart + windowMs - now
+  if (used + cost > limit) {
+    return {
+      state,
+      allowed: false,
+      remaining: limit - used,
+      resetMs: toWindowEnd,
+      retryAfterMs: toWindowEnd,
+      delayMs: 0,
+    }
+  }
+  if (!charge) {
+    return { state, allowed: true, remaining: limit - used, resetMs: toWindowEnd, retryAfterMs: 0, delayMs: 0 }
+  }
+  const next = { windowStart, used: used + cost }
+  return { state: next, allowed: true, remaining: limit - next.used, resetMs: toWindowEnd, retryAfterMs: 0, delayMs: 0 }
+}

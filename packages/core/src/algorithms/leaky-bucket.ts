@@ -1,0 +1,43 @@
+import { ceilDiv, floorDiv } from '../math'
+import type { Algorithm } from './types'
+
+/** `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms). */
+export interface LeakyBucketState {
+  readonly level: number
+  readonly updatedAt: number
+}
+
+/**
+ * Leaky bucket as a meter (a policer): level = max(0, level - elapsed * r), starting empty. Admit iff
+ * level + cost <= B, then level += cost. It admits exactly what a token bucket of the same B and r admits
+ * (its level is the token bucket's B - tokens).
+ */
+export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, params, charge) => {
+  const { limit, rateNumerator, rateDenominator } = params
+  const capacity = limit * rateDenominator
+  let level = 0
+  if (state !== undefined) {
+    const elapsed = Math.max(0, now - state.updatedAt)
+    level = Math.max(0, state.level - elapsed * rateNumerator)
+  }
+  const price = cost * rateDenominator
+  if (level + price > capacity) {
+    return {
+      state,
+      allowed: false,
+      remaining: floorDiv(capacity - level, rateDenominator),
+      resetMs: ceilDiv(level, rateNumerator),
+      retryAfterMs: ceilDiv(level + price - capacity, rateNumerator),
+      delayMs: 0,
+    }
+  }
+  if (charge) level += price
+  return {
+    state: charge ? { level, updatedAt: now } : state,
+    allowed: true,
+    remaining: floorDiv(capacity - level, rateDenominator),
+    resetMs: ceilDiv(level, rateNumerator),
+    retryAfterMs: 0,
+    delayMs: 0,
+  }
+}

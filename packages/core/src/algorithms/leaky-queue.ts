@@ -1,0 +1,62 @@
+import { ceilDiv, floorDiv } from '../math'
+import type { Algorithm } from './types'
+
+/**
+ * The last departure time: `departureMs` plus `departureFraction` / rateNumerator ms. The fraction keeps
+ * departures exact when the interval between them is not a whole number of milliseconds.
+ */
+export interface LeakyQueueState {
+  readonly departureMs: number
+  readonly departureFraction: number
+}
+
+/**
+ * Leaky bucket as a queue (a shaper): each request departs at max(now, last departure) + cost / r, so the k-th
+ * arrival at an empty queue waits k / r. A request that would wait longer than limit / r (the window) finds the
+ * queue full and is dropped at once. Only the last departure is kept.
+ */
+export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params, charge) => {
+  const { limit, rateNumerator, rateDenominator } = params
+  const capacity = limit * rateDenominator // the longest wait, in units of 1 / rateNumerator ms
+  let departureMs = now
+  let departureFraction = 0
+  if (state !== undefined && (state.departureMs > now || (state.departureMs === now && state.departureFraction > 0))) {
+    departureMs = state.departureMs
+    departureFraction = state.departureFraction
+  }
+  const backlog = (departureMs - now) * rateNumerator + departureFraction
+  const price = cost * rateDenominator
+  if (backlog + price > capacity) {
+    return {
+      state,
+      allowed: false,
+      remaining: floorDiv(capacity - backlog, rateDenominator),
+      resetMs: ceilDiv(backlog, rateNumerator),
+      retryAfterMs: ceilDiv(backlog + price - capacity, rateNumerator),
+      delayMs: 0,
+    }
+  }
+  if (!charge) {
+    return {
+      state,
+      allowed: true,
+      remaining: floorDiv(capacity - backlog, rateDenominator),
+      resetMs: ceilDiv(backlog, rateNumerator),
+      retryAfterMs: 0,
+      delayMs: 0,
+    }
+  }
+  const fraction = departureFraction + price
+  departureMs += floorDiv(fraction, rateNumerator)
+  departureFraction = fraction % rateNumerator
+  const wait = backlog + price
+  const delayMs = ceilDiv(wait, rateNumerator)
+  return {
+    state: { departureMs, departureFraction },
+    allowed: true,
+    remaining: floorDiv(capacity - wait, rateDenominator),
+    resetMs: delayMs,
+    retryAfterMs: 0,
+    delayMs,
+  }
+}

@@ -1,0 +1,92 @@
+import { floorDiv } from '../math'
+import type { Algorithm } from './types'
+
+/** Counts of the current window (starting at `windowStart`) and of the one before it. */
+export interface SlidingWindowState {
+  readonly windowStart: number
+  readonly previous: number
+  readonly current: number
+}
+
+/**
+ * Sliding window counter: with prev used in window k-1, cur in window k and e = now - kW, admit iff
+ * floor(prev * (W - e) / W) + cur + cost <= L. Integer arithmetic throughout, so Lua and JS agree.
+ */
+export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
+  const windowStart = floorDiv(now, windowMs) * windowMs
+  let previous = 0
+  let current = 0
+  if (state !== undefined) {
+    if (state.windowStart === windowStart) {
+      previous = state.previous
+      current = state.current
+    } else if (state.windowStart === windowStart - windowMs) {
+      previous = state.current
+    }
+  }
+  const elapsed = now - windowStart
+  const estimate = floorDiv(previous * (windowMs - elapsed), windowMs) + current
+  if (estimate + cost > limit) {
+    return {
+      state,
+      allowed: false,
+      remaining: Math.max(0, limit - estimate),
+      resetMs: slidingResetMs(previous, current, elapsed, windowMs),
+      retryAfterMs: slidingRetryAfterMs(previous, current, elapsed, cost, limit, windowMs),
+      delayMs: 0,
+    }
+  }
+  if (!charge) {
+    return {
+      state,
+      allowed: true,
+      remaining: limit - estimate,
+      resetMs: slidingResetMs(previous, current, elapsed, windowMs),
+      retryAfterMs: 0,
+      delayMs: 0,
+    }
+  }
+  current += cost
+  return {
+    state: { windowStart, previous, current },
+    allowed: true,
+    remaining: limit - estimate - cost,
+    resetMs: slidingResetMs(previous, current, elapsed, windowMs),
+    retryAfterMs: 0,
+    delayMs: 0,
+  }
+}
+
+/**
+ * The smallest offset e' in a window where floor(weight * (W - e') / W) <= allowed, that is
+ * weight * (W - e') <= (allowed + 1) * W - 1. Returns W when no offset inside the window qualifies.
+ */
+function firstOffsetAtMost(weight: number, allowed: number, windowMs: number): number {
+  if (weight === 0) return 0
+  return Math.max(0, windowMs - floorDiv((allowed + 1) * windowMs - 1, weight))
+}
+
+/** Time until the weighted estimate would let `cost` through, exactly from the formula. */
+function slidingRetryAfterMs(
+  previous: number,
+  current: number,
+  elapsed: number,
+  cost: number,
+  limit: number,
+  windowMs: number,
+): number {
+  // Still in this window: the previous window's weight has to fall far enough.
+  const room = limit - current - cost
+  if (room >= 0) {
+    const offset = firstOffsetAtMost(previous, room, windowMs)
+    if (offset < windowMs) return offset - elapsed
+  }
+  // In the next window this window's count becomes the previous one, and nothing is current.
+  return windowMs - elapsed + firstOffsetAtMost(current, limit - cost, windowMs)
+}
+
+/** Time until the estimate is 0 and stays 0. */
+function slidingResetMs(previous: number, current: number, elapsed: number, windowMs: number): number {
+  if (current === 0) return Math.max(0, firstOffsetAtMost(previous, 0, windowMs) - elapsed)
+  return windowMs - elapsed + firstOffsetAtMost(current, 0, windowMs)
+}

@@ -1,0 +1,44 @@
+import { ceilDiv, floorDiv } from '../math'
+import type { Algorithm } from './types'
+
+/**
+ * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms).
+ */
+export interface TokenBucketState {
+  readonly tokens: number
+  readonly updatedAt: number
+}
+
+/**
+ * Token bucket: tokens = min(B, tokens + elapsed * r), refilled lazily, starting full. Admit iff tokens >= cost
+ * (no partial payment), then tokens -= cost. Retry-after (cost - tokens) / r; reset (B - tokens) / r.
+ */
+export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, params, charge) => {
+  const { limit, rateNumerator, rateDenominator } = params
+  const capacity = limit * rateDenominator
+  let tokens = capacity
+  if (state !== undefined) {
+    const elapsed = Math.max(0, now - state.updatedAt)
+    tokens = Math.min(capacity, state.tokens + elapsed * rateNumerator)
+  }
+  const price = cost * rateDenominator
+  if (tokens < price) {
+    return {
+      state,
+      allowed: false,
+      remaining: floorDiv(tokens, rateDenominator),
+      resetMs: ceilDiv(capacity - tokens, rateNumerator),
+      retryAfterMs: ceilDiv(price - tokens, rateNumerator),
+      delayMs: 0,
+    }
+  }
+  if (charge) tokens -= price
+  return {
+    state: charge ? { tokens, updatedAt: now } : state,
+    allowed: true,
+    remaining: floorDiv(tokens, rateDenominator),
+    resetMs: ceilDiv(capacity - tokens, rateNumerator),
+    retryAfterMs: 0,
+    delayMs: 0,
+  }
+}

@@ -1,0 +1,157 @@
+import { algorithms } from './algorithms'
+import { describe, InvalidOptionError } from './errors'
+import type { CompiledRule } from './rules'
+import { committed, evaluateRules, type Outcome, type Store } from './store'
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** The most keys held at once; past it the least recently used key is evicted. Default 100 000. */
+  maxKeys?: number
+  /** The time in milliseconds. Default `Date.now()`; inject one in tests. */
+  clock?: () => number
+  /** How often expired keys are swept out, in ms (the timer never keeps the process alive). Default 60 000. */
+  sweepIntervalMs?: number
+}
+
+interface Entry {
+  state: unknown
+  /** When the state becomes the same as a new key's, so it can be dropped. */
+  expiresAt: number
+  /** The eviction order stamp of the entry's place in the map. */
+  stamp: number
+}
+
+/**
+ * Keeps every key's state in this process, bounded by `maxKeys` with least-recently-used eviction. Expired state
+ * is dropped when it is next read and by a periodic sweep on an unref'd timer, so a flood of distinct keys never
+ * grows memory past the bound and an idle store does not hold the process open.
+ *
+ * The eviction order is least-recently-used with a little slack, to keep the hot path to one map lookup: a key
+ * goes back to the young end when it is used after a quarter of `maxKeys` other keys have been stored since it
+ * was last moved. A key used within the last three quarters of `maxKeys` stores is never evicted.
+ *
+ * @example
+ * const store = new MemoryStore({ maxKeys: 50_000 })
+ * const limiter = createLimiter({ limit: 10, window: '1s', store })
+ */
+export class MemoryStore implements Store {
+  readonly maxKeys: number
+  private readonly clock: () => number
+  private readonly sweepIntervalMs: number
+  private readonly entries = new Map<string, Entry>()
+  private readonly moveAfter: number
+  private stamp = 0
+  private sweeper: ReturnType<typeof setInterval> | undefined
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const { maxKeys = 100_000, clock = () => Date.now(), sweepIntervalMs = 60_000 } = options
+    if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) {
+      throw new InvalidOptionError('maxKeys', `must be a positive whole number (got ${describe(maxKeys)})`)
+    }
+    if (typeof clock !== 'function') {
+      throw new InvalidOptionError('clock', `must be a function returning milliseconds (got ${describe(clock)})`)
+    }
+    if (!Number.isSafeInteger(sweepIntervalMs) || sweepIntervalMs < 1) {
+      throw new InvalidOptionError(
+        'sweepIntervalMs',
+        `must be a positive whole number (got ${describe(sweepIntervalMs)})`,
+      )
+    }
+    this.maxKeys = maxKeys
+    this.clock = clock
+    this.sweepIntervalMs = sweepIntervalMs
+    this.moveAfter = Math.max(1, maxKeys >> 2)
+  }
+
+  /** How many keys the store holds now (expired ones included until they are swept). */
+  get size(): number {
+    return this.entries.size
+  }
+
+  apply(rules: readonly CompiledRule[], keys: readonly string[], cost: number, charge: boolean): readonly Outcome[] {
+    const now = Math.floor(this.clock())
+    if (rules.length === 1) {
+      // The common case, without the arrays of the general one.
+      const rule = rules[0] as CompiledRule
+      const storeKey = rule.keyPrefix + (keys[0] as string)
+      const entry = this.read(storeKey, now)
+      const step = algorithms[rule.algorithm](entry?.state, now, cost, rule, charge)
+      if (charge && step.allowed) this.write(storeKey, entry, step.state, now + step.resetMs)
+      return [step]
+    }
+    const storeKeys: string[] = []
+    const found: (Entry | undefined)[] = []
+    const states: unknown[] = []
+    for (let i = 0; i < rules.length; i++) {
+      const storeKey = (rules[i] as CompiledRule).keyPrefix + (keys[i] as string)
+      const entry = this.read(storeKey, now)
+      storeKeys.push(storeKey)
+      found.push(entry)
+      states.push(entry?.state)
+    }
+    const steps = evaluateRules(rules, states, now, cost, charge)
+    if (committed(steps, charge)) {
+      for (let i = 0; i < steps.length; i++) {
+        const step = steps[i] as (typeof steps)[number]
+        this.write(storeKeys[i] as string, found[i], step.state, now + step.resetMs)
+      }
+    }
+    return steps
+  }
+
+  reset(rules: readonly CompiledRule[], keys: readonly string[]): void {
+    for (let i = 0; i < rules.length; i++)
+      this.entries.delete((rules[i] as CompiledRule).keyPrefix + (keys[i] as string))
+  }
+
+  /** Drops every expired key now (the sweep timer does this periodically). */
+  sweep(): void {
+    const now = Math.floor(this.clock())
+    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key)
+    if (this.entries.size === 0) this.stopSweeper()
+  }
+
+  /** Forgets every key and stops the sweep timer. */
+  clear(): void {
+    this.entries.clear()
+    this.stopSweeper()
+  }
+
+  private read(storeKey: string, now: number): Entry | undefined {
+    const entry = this.entries.get(storeKey)
+    if (entry === undefined) return undefined
+    if (entry.expiresAt <= now) {
+      this.entries.delete(storeKey)
+      return undefined
+    }
+    if (this.stamp - entry.stamp > this.moveAfter) {
+      // Back to the young end of the eviction order (a Map iterates in insertion order).
+      this.entries.delete(storeKey)
+      this.entries.set(storeKey, entry)
+      entry.stamp = this.stamp++
+    }
+    return entry
+  }
+
+  private write(storeKey: string, entry: Entry | undefined, state: unknown, expiresAt: number): void {
+    if (entry !== undefined) {
+      entry.state = state
+      entry.expiresAt = expiresAt
+      return
+    }
+    if (this.entries.size >= this.maxKeys) {
+      const oldest = this.entries.keys().next()
+      if (!oldest.done) this.entries.delete(oldest.value)
+    }
+    this.entries.set(storeKey, { state, expiresAt, stamp: this.stamp++ })
+    if (this.sweeper === undefined) {
+      this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
+      this.sweeper.unref()
+    }
+  }
+
+  private stopSweeper(): void {
+    if (this.sweeper !== undefined) clearInterval(this.sweeper)
+    this.sweeper = undefined
+  }
+}

@@ -1,0 +1,138 @@
+import type { AlgorithmName, AlgorithmParams, StoreAlgorithmName } from './algorithms'
+import { ALGORITHM_NAMES } from './algorithms'
+import { type Duration, parseDuration } from './duration'
+import { describe, InvalidOptionError } from './errors'
+import { gcd } from './math'
+
+/** One limit: how many units per window, by which algorithm. */
+export interface RuleOptions {
+  /** Names the rule in decisions, headers and store keys. Required when a limiter has several rules. */
+  name?: string
+  /** Default `'sliding-window'`, or the limiter's `algorithm` for its rules. */
+  algorithm?: AlgorithmName
+  /** L: units admitted per window; for buckets the capacity B. A positive whole number. */
+  limit: number
+  /** W: milliseconds or a duration string. Buckets refill (or drain) at limit / window. */
+  window?: Duration
+  /** Buckets only: r, tokens per second; overrides limit / window, and the window becomes limit / r. */
+  rate?: number
+}
+
+/** A rule after validation: everything an algorithm and a store need, computed once at construction. */
+export interface CompiledRule extends AlgorithmParams {
+  readonly name: string
+  readonly algorithm: StoreAlgorithmName
+  /** The limiter's key prefix. */
+  readonly prefix: string
+  /** A short, stable code for the algorithm, part of every store key (`fw`, `sl`, `sw`, `tb`, `lb`, `lq`). */
+  readonly algorithmCode: string
+  /** `prefix:name:code:`, which the memory store puts before each key. */
+  readonly keyPrefix: string
+}
+
+const ALGORITHM_CODES: { readonly [name in StoreAlgorithmName]: string } = {
+  'fixed-window': 'fw',
+  'sliding-log': 'sl',
+  'sliding-window': 'sw',
+  'token-bucket': 'tb',
+  'leaky-bucket': 'lb',
+  'leaky-queue': 'lq',
+}
+
+const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/
+// Integers in bucket state stay below this so sums of them remain exact doubles in JS and in Lua.
+const MAX_SCALED = 2 ** 50
+// A rate is taken to a millionth of a token per second.
+const RATE_SCALE = 1_000_000
+
+export function compileRule(
+  options: RuleOptions,
+  at: string,
+  defaults: { algorithm: AlgorithmName; prefix: string; name: string },
+): CompiledRule {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionError(at || 'options', `must be an object (got ${describe(options)})`)
+  }
+  const path = (option: string) => (at ? `${at}.${option}` : option)
+  const name = options.name ?? defaults.name
+  if (typeof name !== 'string' || !RULE_NAME.test(name)) {
+    throw new InvalidOptionError(
+      path('name'),
+      `must be 1 to 64 letters, digits, '_', '.' or '-' (got ${describe(name)})`,
+    )
+  }
+  const algorithm = options.algorithm ?? defaults.algorithm
+  if (!ALGORITHM_NAMES.includes(algorithm)) {
+    throw new InvalidOptionError(
+      path('algorithm'),
+      `must be one of ${ALGORITHM_NAMES.map((n) => `'${n}'`).join(', ')} (got ${describe(algorithm)})`,
+    )
+  }
+  const { limit } = options
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
+    throw new InvalidOptionError(path('limit'), `must be a positive whole number (got ${describe(limit)})`)
+  }
+  const bucket = algorithm === 'token-bucket' || algorithm === 'leaky-bucket'
+  let windowMs: number
+  let rateNumerator: number
+  let rateDenominator: number
+  if (options.rate !== undefined) {
+    if (!bucket) {
+      throw new InvalidOptionError(
+        path('rate'),
+        `applies only to 'token-bucket' and 'leaky-bucket' (algorithm is '${algorithm}')`,
+      )
+    }
+    const { rate } = options
+    if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0) {
+      throw new InvalidOptionError(
+        path('rate'),
+        `must be a positive number of tokens per second (got ${describe(rate)})`,
+      )
+    }
+    // r per second = micro / 10^6, per ms = micro / 10^9: keep the fraction reduced.
+    const micro = Math.round(rate * RATE_SCALE)
+    if (micro < 1 || !Number.isSafeInteger(micro)) {
+      throw new InvalidOptionError(path('rate'), `must be between 0.000001 and 9e9 tokens per second (got ${rate})`)
+    }
+    const divisor = gcd(micro, RATE_SCALE * 1000)
+    rateNumerator = micro / divisor
+    rateDenominator = (RATE_SCALE * 1000) / divisor
+    windowMs = Math.max(1, Math.ceil((limit * rateDenominator) / rateNumerator))
+  } else {
+    if (options.window === undefined) {
+      throw new InvalidOptionError(path('window'), `is required${bucket ? ' (or give a rate)' : ''}`)
+    }
+    windowMs = parseDuration(options.window, path('window'))
+    const divisor = gcd(limit, windowMs)
+    rateNumerator = limit / divisor
+    rateDenominator = windowMs / divisor
+  }
+  if (limit * rateDenominator > MAX_SCALED || windowMs > MAX_SCALED / Math.max(limit, 1)) {
+    throw new InvalidOptionError(
+      path(options.rate !== undefined ? 'rate' : 'limit'),
+      'is too large or too fine to count exactly',
+    )
+  }
+  return makeRule(name, algorithm, defaults.prefix, { limit, windowMs, rateNumerator, rateDenominator })
+}
+
+/** The rule `schedule` runs: the same limit and rate, as a queue, in a key space of its own. */
+export function queueRule(rule: CompiledRule): CompiledRule {
+  return makeRule(rule.name, 'leaky-queue', rule.prefix, rule)
+}
+
+function makeRule(name: string, algorithm: StoreAlgorithmName, prefix: string, params: AlgorithmParams): CompiledRule {
+  const algorithmCode = ALGORITHM_CODES[algorithm]
+  return {
+    name,
+    algorithm,
+    prefix,
+    algorithmCode,
+    keyPrefix: `${prefix}:${name}:${algorithmCode}:`,
+    limit: params.limit,
+    windowMs: params.windowMs,
+    rateNumerator: params.rateNumerator,
+    rateDenominator: params.rateDenominator,
+  }
+}
