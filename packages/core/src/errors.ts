@@ -27,3 +27,19 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array'
   return typeof value
 }
+
+/**
+ * A store could not decide (for example Redis is down and the store's policy is to fail closed). The HTTP
+ * adapters answer it with 503 Service Unavailable rather than 429: the client is not over its limit.
+ *
+ * @example
+ * try { await limiter.consume(key) } catch (err) {
+ *   if (err instanceof StoreUnavailableError) reply503()
+ * }
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}

@@ -1,6 +1,6 @@
 export * from './algorithms'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
-export { InvalidOptionError } from './errors'
+export { InvalidOptionError, StoreUnavailableError } from './errors'
 export {
   createLimiter,
   type Decision,
