@@ -72,6 +72,11 @@ export interface Limiter {
   consume(key: string | readonly string[], cost?: number): Promise<Decision>
   /** The decision `consume` would make now, without charging anything. */
   peek(key: string | readonly string[], cost?: number): Promise<Decision>
+  /**
+   * Gives `cost` back to the key under every rule, for a request that was admitted but should not count
+   * (the HTTP adapters' `refund` option calls it after the response).
+   */
+  refund(key: string | readonly string[], cost?: number): Promise<void>
   /** Forgets the key's state under every rule (and its queue). */
   reset(key: string | readonly string[]): Promise<void>
   /**
@@ -194,6 +199,12 @@ class RuleLimiter implements Limiter {
 
   peek(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
     return this.decide(this.rules, key, cost, false)
+  }
+
+  async refund(key: string | readonly string[], cost = this.defaultCost): Promise<void> {
+    const keys = this.keysFor(key)
+    if (!isCost(cost)) throw new TypeError(`sluice: cost must be a positive whole number (got ${describe(cost)})`)
+    await this.store.refund(this.rules, keys, cost)
   }
 
   async reset(key: string | readonly string[]): Promise<void> {

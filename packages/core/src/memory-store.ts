@@ -1,4 +1,4 @@
-import { algorithms } from './algorithms'
+import { algorithms, refunds } from './algorithms'
 import { describe, InvalidOptionError } from './errors'
 import type { CompiledRule } from './rules'
 import { committed, evaluateRules, type Outcome, type Store } from './store'
@@ -97,6 +97,18 @@ export class MemoryStore implements Store {
       }
     }
     return steps
+  }
+
+  refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number): void {
+    const now = Math.floor(this.clock())
+    for (let i = 0; i < rules.length; i++) {
+      const rule = rules[i] as CompiledRule
+      const storeKey = rule.keyPrefix + (keys[i] as string)
+      const entry = this.read(storeKey, now)
+      if (entry === undefined) continue // nothing charged is left to give back
+      const step = refunds[rule.algorithm](entry.state, now, cost, rule)
+      this.write(storeKey, entry, step.state, now + step.resetMs)
+    }
   }
 
   reset(rules: readonly CompiledRule[], keys: readonly string[]): void {

@@ -25,6 +25,9 @@ export interface Outcome {
  *     console.log('apply', keys)
  *     return this.inner.apply(rules, keys, cost, charge)
  *   }
+ *   refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number) {
+ *     return this.inner.refund(rules, keys, cost)
+ *   }
  *   reset(rules: readonly CompiledRule[], keys: readonly string[]) { return this.inner.reset(rules, keys) }
  * }
  */
@@ -35,6 +38,11 @@ export interface Store {
     cost: number,
     charge: boolean,
   ): readonly Outcome[] | Promise<readonly Outcome[]>
+  /**
+   * Gives `cost` back to `keys[i]` under every `rules[i]`, after a charged request that should not count
+   * (see the algorithms' `Refund`). Each key is refunded on its own; a refund never goes below a new key's state.
+   */
+  refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number): void | Promise<void>
   /** Forgets the state of `keys[i]` under `rules[i]`. */
   reset(rules: readonly CompiledRule[], keys: readonly string[]): void | Promise<void>
 }

@@ -1,5 +1,5 @@
 import { floorDiv } from '../math'
-import type { Algorithm } from './types'
+import type { Algorithm, Refund } from './types'
 
 /** Used units in the epoch-aligned window that starts at `windowStart`. */
 export interface FixedWindowState {
@@ -30,4 +30,11 @@ export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { lim
   }
   const next = { windowStart, used: used + cost }
   return { state: next, allowed: true, remaining: limit - next.used, resetMs: toWindowEnd, retryAfterMs: 0, delayMs: 0 }
+}
+
+/** Refund: only the current window's count can go down; a past window is already forgotten. */
+export const fixedWindowRefund: Refund<FixedWindowState> = (state, now, cost, params) => {
+  const windowStart = floorDiv(now, params.windowMs) * params.windowMs
+  if (state === undefined || state.windowStart !== windowStart) return fixedWindow(state, now, 1, params, false)
+  return fixedWindow({ windowStart, used: Math.max(0, state.used - cost) }, now, 1, params, false)
 }

@@ -1,10 +1,10 @@
-import { fixedWindow } from './fixed-window'
-import { leakyBucket } from './leaky-bucket'
-import { leakyQueue } from './leaky-queue'
-import { slidingLog } from './sliding-log'
-import { slidingWindow } from './sliding-window'
-import { tokenBucket } from './token-bucket'
-import type { Algorithm, AlgorithmName, StoreAlgorithmName } from './types'
+import { fixedWindow, fixedWindowRefund } from './fixed-window'
+import { leakyBucket, leakyBucketRefund } from './leaky-bucket'
+import { leakyQueue, leakyQueueRefund } from './leaky-queue'
+import { slidingLog, slidingLogRefund } from './sliding-log'
+import { slidingWindow, slidingWindowRefund } from './sliding-window'
+import { tokenBucket, tokenBucketRefund } from './token-bucket'
+import type { Algorithm, AlgorithmName, Refund, StoreAlgorithmName } from './types'
 
 export type { FixedWindowState } from './fixed-window'
 export type { LeakyBucketState } from './leaky-bucket'
@@ -12,8 +12,21 @@ export type { LeakyQueueState } from './leaky-queue'
 export type { SlidingLogState } from './sliding-log'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
-export type { Algorithm, AlgorithmName, AlgorithmParams, Step, StoreAlgorithmName } from './types'
-export { fixedWindow, leakyBucket, leakyQueue, slidingLog, slidingWindow, tokenBucket }
+export type { Algorithm, AlgorithmName, AlgorithmParams, Refund, Step, StoreAlgorithmName } from './types'
+export {
+  fixedWindow,
+  fixedWindowRefund,
+  leakyBucket,
+  leakyBucketRefund,
+  leakyQueue,
+  leakyQueueRefund,
+  slidingLog,
+  slidingLogRefund,
+  slidingWindow,
+  slidingWindowRefund,
+  tokenBucket,
+  tokenBucketRefund,
+}
 
 /** Every algorithm by the name a rule (or, for the queue, `schedule`) gives it. */
 export const algorithms: { readonly [name in StoreAlgorithmName]: Algorithm<unknown> } = {
@@ -33,3 +46,13 @@ export const ALGORITHM_NAMES: readonly AlgorithmName[] = [
   'token-bucket',
   'leaky-bucket',
 ]
+
+/** Every algorithm's refund, by the same names. */
+export const refunds: { readonly [name in StoreAlgorithmName]: Refund<unknown> } = {
+  'fixed-window': fixedWindowRefund as Refund<unknown>,
+  'sliding-log': slidingLogRefund as Refund<unknown>,
+  'sliding-window': slidingWindowRefund as Refund<unknown>,
+  'token-bucket': tokenBucketRefund as Refund<unknown>,
+  'leaky-bucket': leakyBucketRefund as Refund<unknown>,
+  'leaky-queue': leakyQueueRefund as Refund<unknown>,
+}

@@ -1,5 +1,5 @@
 import { ceilDiv, floorDiv } from '../math'
-import type { Algorithm } from './types'
+import type { Algorithm, Refund } from './types'
 
 /** `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms). */
 export interface LeakyBucketState {
@@ -40,4 +40,13 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
     retryAfterMs: 0,
     delayMs: 0,
   }
+}
+
+/** Refund: the level goes down by the cost, not below empty. */
+export const leakyBucketRefund: Refund<LeakyBucketState> = (state, now, cost, params) => {
+  if (state === undefined) return leakyBucket(state, now, 1, params, false)
+  const elapsed = Math.max(0, now - state.updatedAt)
+  const level = Math.max(0, state.level - elapsed * params.rateNumerator)
+  const next = { level: Math.max(0, level - cost * params.rateDenominator), updatedAt: now }
+  return leakyBucket(next, now, 1, params, false)
 }

@@ -1,5 +1,5 @@
 import { ceilDiv, floorDiv } from '../math'
-import type { Algorithm } from './types'
+import type { Algorithm, Refund } from './types'
 
 /**
  * The last departure time: `departureMs` plus `departureFraction` / rateNumerator ms. The fraction keeps
@@ -59,4 +59,15 @@ export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params,
     retryAfterMs: 0,
     delayMs,
   }
+}
+
+/** Refund: the last departure moves earlier by the cost's interval, not before now. */
+export const leakyQueueRefund: Refund<LeakyQueueState> = (state, now, cost, params) => {
+  const { rateNumerator, rateDenominator } = params
+  if (state === undefined) return leakyQueue(state, now, 1, params, false)
+  const backlog = (state.departureMs - now) * rateNumerator + state.departureFraction - cost * rateDenominator
+  if (backlog <= 0) return leakyQueue(undefined, now, 1, params, false)
+  const departureMs = now + floorDiv(backlog, rateNumerator)
+  const next = { departureMs, departureFraction: backlog - (departureMs - now) * rateNumerator }
+  return leakyQueue(next, now, 1, params, false)
 }

@@ -1,4 +1,4 @@
-import type { Algorithm } from './types'
+import type { Algorithm, Refund } from './types'
 
 /**
  * Admitted requests, oldest first: `times[i]` (ms) and `costs[i]`. Requests admitted in the same millisecond
@@ -60,4 +60,24 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
     retryAfterMs: 0,
     delayMs: 0,
   }
+}
+
+/** Refund: the newest entries give back `cost`, newest first. */
+export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, params) => {
+  if (state === undefined) return slidingLog(state, now, 1, params, false)
+  const times = state.times.slice()
+  const costs = state.costs.slice()
+  let left = cost
+  while (left > 0 && costs.length > 0) {
+    const last = costs.length - 1
+    const taken = Math.min(left, costs[last] as number)
+    left -= taken
+    if (taken === costs[last]) {
+      costs.pop()
+      times.pop()
+    } else {
+      costs[last] = (costs[last] as number) - taken
+    }
+  }
+  return slidingLog(times.length > 0 ? { times, costs } : undefined, now, 1, params, false)
 }

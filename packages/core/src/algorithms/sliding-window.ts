@@ -1,5 +1,5 @@
 import { floorDiv } from '../math'
-import type { Algorithm } from './types'
+import type { Algorithm, Refund } from './types'
 
 /** Counts of the current window (starting at `windowStart`) and of the one before it. */
 export interface SlidingWindowState {
@@ -89,4 +89,11 @@ function slidingRetryAfterMs(
 function slidingResetMs(previous: number, current: number, elapsed: number, windowMs: number): number {
   if (current === 0) return Math.max(0, firstOffsetAtMost(previous, 0, windowMs) - elapsed)
   return windowMs - elapsed + firstOffsetAtMost(current, 0, windowMs)
+}
+
+/** Refund: the count of the window the request was charged in (now current or previous) goes down. */
+export const slidingWindowRefund: Refund<SlidingWindowState> = (state, now, cost, params) => {
+  if (state === undefined) return slidingWindow(state, now, 1, params, false)
+  const next = { ...state, current: Math.max(0, state.current - cost) }
+  return slidingWindow(next, now, 1, params, false)
 }

@@ -1,5 +1,5 @@
 import { ceilDiv, floorDiv } from '../math'
-import type { Algorithm } from './types'
+import type { Algorithm, Refund } from './types'
 
 /**
  * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms).
@@ -41,4 +41,14 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
     retryAfterMs: 0,
     delayMs: 0,
   }
+}
+
+/** Refund: the tokens come back, up to the capacity. */
+export const tokenBucketRefund: Refund<TokenBucketState> = (state, now, cost, params) => {
+  if (state === undefined) return tokenBucket(state, now, 1, params, false)
+  const capacity = params.limit * params.rateDenominator
+  const elapsed = Math.max(0, now - state.updatedAt)
+  const tokens = Math.min(capacity, state.tokens + elapsed * params.rateNumerator)
+  const next = { tokens: Math.min(capacity, tokens + cost * params.rateDenominator), updatedAt: now }
+  return tokenBucket(next, now, 1, params, false)
 }

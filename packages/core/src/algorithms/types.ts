@@ -49,3 +49,10 @@ export type Algorithm<S> = (
   params: AlgorithmParams,
   charge: boolean,
 ) => Step<S>
+
+/**
+ * Gives `cost` back to a key whose request was admitted and charged (for example because the response failed and
+ * should not count). A pure function like {@link Algorithm}; it returns the new state and the numbers after the
+ * refund. Units already gone (an expired window, refilled tokens) are not given back twice.
+ */
+export type Refund<S> = (state: S | undefined, now: number, cost: number, params: AlgorithmParams) => Step<S>
