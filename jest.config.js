@@ -6,7 +6,7 @@ module.exports = {
   testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json', isolatedModules: true }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.test.json' }],
     '^.+\\.lua$': '<rootDir>/scripts/jest-text-transform.js',
   },
   moduleFileExtensions: ['ts', 'js', 'json', 'lua'],

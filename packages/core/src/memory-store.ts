@@ -13,12 +13,14 @@ export interface MemoryStoreOptions {
   sweepIntervalMs?: number
 }
 
+/** One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). */
 interface Entry {
+  readonly key: string
   state: unknown
   /** When the state becomes the same as a new key's, so it can be dropped. */
   expiresAt: number
-  /** The eviction order stamp of the entry's place in the map. */
-  stamp: number
+  older: Entry | undefined
+  newer: Entry | undefined
 }
 
 /**
@@ -26,9 +28,9 @@ interface Entry {
  * is dropped when it is next read and by a periodic sweep on an unref'd timer, so a flood of distinct keys never
  * grows memory past the bound and an idle store does not hold the process open.
  *
- * The eviction order is least-recently-used with a little slack, to keep the hot path to one map lookup: a key
- * goes back to the young end when it is used after a quarter of `maxKeys` other keys have been stored since it
- * was last moved. A key used within the last three quarters of `maxKeys` stores is never evicted.
+ * Eviction is exact least-recently-used: the entries form a doubly linked list beside the map, so finding the
+ * oldest and moving a key to the young end are a few pointer writes. (A Map's own insertion order is not used:
+ * after many deletions, finding its first entry means skipping every deleted slot.)
  *
  * @example
  * const store = new MemoryStore({ maxKeys: 50_000 })
@@ -39,8 +41,8 @@ export class MemoryStore implements Store {
   private readonly clock: () => number
   private readonly sweepIntervalMs: number
   private readonly entries = new Map<string, Entry>()
-  private readonly moveAfter: number
-  private stamp = 0
+  private head: Entry | undefined
+  private tail: Entry | undefined
   private sweeper: ReturnType<typeof setInterval> | undefined
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -60,7 +62,6 @@ export class MemoryStore implements Store {
     this.maxKeys = maxKeys
     this.clock = clock
     this.sweepIntervalMs = sweepIntervalMs
-    this.moveAfter = Math.max(1, maxKeys >> 2)
   }
 
   /** How many keys the store holds now (expired ones included until they are swept). */
@@ -112,20 +113,24 @@ export class MemoryStore implements Store {
   }
 
   reset(rules: readonly CompiledRule[], keys: readonly string[]): void {
-    for (let i = 0; i < rules.length; i++)
-      this.entries.delete((rules[i] as CompiledRule).keyPrefix + (keys[i] as string))
+    for (let i = 0; i < rules.length; i++) {
+      const entry = this.entries.get((rules[i] as CompiledRule).keyPrefix + (keys[i] as string))
+      if (entry !== undefined) this.remove(entry)
+    }
   }
 
   /** Drops every expired key now (the sweep timer does this periodically). */
   sweep(): void {
     const now = Math.floor(this.clock())
-    for (const [key, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(key)
+    for (const entry of this.entries.values()) if (entry.expiresAt <= now) this.remove(entry)
     if (this.entries.size === 0) this.stopSweeper()
   }
 
   /** Forgets every key and stops the sweep timer. */
   clear(): void {
     this.entries.clear()
+    this.head = undefined
+    this.tail = undefined
     this.stopSweeper()
   }
 
@@ -133,33 +138,51 @@ export class MemoryStore implements Store {
     const entry = this.entries.get(storeKey)
     if (entry === undefined) return undefined
     if (entry.expiresAt <= now) {
-      this.entries.delete(storeKey)
+      this.remove(entry)
       return undefined
     }
-    if (this.stamp - entry.stamp > this.moveAfter) {
-      // Back to the young end of the eviction order (a Map iterates in insertion order).
-      this.entries.delete(storeKey)
-      this.entries.set(storeKey, entry)
-      entry.stamp = this.stamp++
+    if (entry !== this.tail) {
+      this.unlink(entry)
+      this.append(entry)
     }
     return entry
   }
 
   private write(storeKey: string, entry: Entry | undefined, state: unknown, expiresAt: number): void {
-    if (entry !== undefined) {
+    if (entry !== undefined && this.entries.get(storeKey) === entry) {
       entry.state = state
       entry.expiresAt = expiresAt
       return
     }
-    if (this.entries.size >= this.maxKeys) {
-      const oldest = this.entries.keys().next()
-      if (!oldest.done) this.entries.delete(oldest.value)
-    }
-    this.entries.set(storeKey, { state, expiresAt, stamp: this.stamp++ })
+    if (this.entries.size >= this.maxKeys && this.head !== undefined) this.remove(this.head)
+    const created: Entry = { key: storeKey, state, expiresAt, older: undefined, newer: undefined }
+    this.entries.set(storeKey, created)
+    this.append(created)
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
       this.sweeper.unref()
     }
+  }
+
+  private remove(entry: Entry): void {
+    this.entries.delete(entry.key)
+    this.unlink(entry)
+  }
+
+  private unlink(entry: Entry): void {
+    if (entry.older === undefined) this.head = entry.newer
+    else entry.older.newer = entry.newer
+    if (entry.newer === undefined) this.tail = entry.older
+    else entry.newer.older = entry.older
+    entry.older = undefined
+    entry.newer = undefined
+  }
+
+  private append(entry: Entry): void {
+    entry.older = this.tail
+    if (this.tail === undefined) this.head = entry
+    else this.tail.newer = entry
+    this.tail = entry
   }
 
   private stopSweeper(): void {

@@ -1,0 +1,55 @@
+import { createLimiter, MemoryStore } from '@sluice/core'
+
+describe('MemoryStore', () => {
+  test('one million distinct keys through maxKeys 100 000 never hold more than 100 000 keys', () => {
+    let now = 0
+    const store = new MemoryStore({ maxKeys: 100_000, clock: () => now })
+    const limiter = createLimiter({ algorithm: 'token-bucket', limit: 10, window: '1h', store })
+    const [rule] = limiter.rules
+    let largest = 0
+    for (let i = 0; i < 1_000_000; i++) {
+      // The store's own entry point, synchronously: a million awaits would only slow the test down.
+      store.apply(limiter.rules, [`ip:${i}`], 1, true)
+      if (store.size > largest) largest = store.size
+      if (i % 100_000 === 0) now += 1
+    }
+    expect(rule).toBeDefined()
+    expect(largest).toBe(100_000)
+    store.clear()
+  })
+
+  test('evicts the least recently used key, not one in use', async () => {
+    const store = new MemoryStore({ maxKeys: 8 })
+    const limiter = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1h', store })
+    await limiter.consume('hot')
+    for (let i = 0; i < 100; i++) {
+      await limiter.consume(`cold:${i}`)
+      await limiter.consume('hot')
+    }
+    expect((await limiter.peek('hot')).remaining).toBe(0)
+    expect(store.size).toBe(8)
+    store.clear()
+  })
+
+  test('expired state is dropped when read and by the sweep', async () => {
+    let now = 0
+    const store = new MemoryStore({ clock: () => now })
+    const limiter = createLimiter({ algorithm: 'sliding-log', limit: 2, window: '1s', store })
+    for (let i = 0; i < 50; i++) await limiter.consume(`k${i}`)
+    expect(store.size).toBe(50)
+    now = 999
+    store.sweep()
+    expect(store.size).toBe(50)
+    now = 1000 // an entry exactly W old has expired
+    store.sweep()
+    expect(store.size).toBe(0)
+  })
+
+  test('its sweep timer does not keep the process alive', () => {
+    const store = new MemoryStore()
+    store.apply(createLimiter({ limit: 1, window: '1s', store }).rules, ['k'], 1, true)
+    const timer = (store as unknown as { sweeper: NodeJS.Timeout }).sweeper
+    expect(timer.hasRef()).toBe(false)
+    store.clear()
+  })
+})

@@ -1,0 +1,178 @@
+import { createLimiter, type Decision, MemoryStore, type RateLimitError } from '@sluice/core'
+
+/** A limiter on a memory store whose clock the test moves. */
+function setup(options: Parameters<typeof createLimiter>[0], start = 0) {
+  const time = { now: start }
+  const store = new MemoryStore({ clock: () => time.now })
+  const limiter = createLimiter({ ...options, store })
+  return { time, limiter }
+}
+
+async function consumeMany(limiter: ReturnType<typeof createLimiter>, key: string, count: number, cost = 1) {
+  const decisions: Decision[] = []
+  for (let i = 0; i < count; i++) decisions.push(await limiter.consume(key, cost))
+  return decisions
+}
+
+describe('fixed window', () => {
+  test('admits 2L within a span much shorter than W around a window boundary (the double burst)', async () => {
+    const W = 60_000
+    const L = 10
+    const { time, limiter } = setup({ algorithm: 'fixed-window', limit: L, window: W }, 10 * W - 50)
+    const before = await consumeMany(limiter, 'k', L + 2)
+    time.now = 10 * W + 50 // 100 ms later, in the next window
+    const after = await consumeMany(limiter, 'k', L + 2)
+    const admitted = [...before, ...after].filter((d) => d.allowed).length
+    expect(admitted).toBe(2 * L)
+    expect(before[L]?.allowed).toBe(false)
+    expect(before[L]?.retryAfterMs).toBe(50) // to the window's end
+    expect(after[L]?.retryAfterMs).toBe(W - 50)
+  })
+
+  test('rejected requests are not counted', async () => {
+    const { time, limiter } = setup({ algorithm: 'fixed-window', limit: 2, window: 1000 })
+    await consumeMany(limiter, 'k', 5)
+    time.now = 1000
+    const d = await limiter.consume('k')
+    expect(d).toMatchObject({ allowed: true, remaining: 1 })
+  })
+})
+
+describe('sliding window counter', () => {
+  test('limit 100, W 60 s, prev 80, cur 30, 15 s in: the estimate is 90 and the request is admitted', async () => {
+    const W = 60_000
+    const { time, limiter } = setup({ algorithm: 'sliding-window', limit: 100, window: '60s' })
+    time.now = 0
+    await limiter.consume('k', 80) // previous window: 80
+    time.now = W + 15_000
+    expect((await limiter.consume('k', 30)).allowed).toBe(true) // current window: 30
+    const peeked = await limiter.peek('k')
+    // floor(80 * 45 / 60) + 30 = 60 + 30 = 90 used, so 10 remain.
+    expect(peeked.remaining).toBe(10)
+    const d = await limiter.consume('k')
+    expect(d.allowed).toBe(true)
+    expect(d.remaining).toBe(9)
+  })
+
+  test('retry-after comes from the formula: the first millisecond the estimate lets the request through', async () => {
+    const W = 1000
+    const { time, limiter } = setup({ algorithm: 'sliding-window', limit: 10, window: W })
+    await limiter.consume('k', 10)
+    time.now = W + 100 // prev 10, cur 0: estimate floor(10 * 900 / 1000) = 9
+    const rejected = await limiter.consume('k', 3)
+    expect(rejected.allowed).toBe(false)
+    // needs floor(10 * (W - e) / W) <= 7, that is 10 * (W - e) < 8000, e >= 201: 101 ms from now.
+    expect(rejected.retryAfterMs).toBe(101)
+    time.now += rejected.retryAfterMs - 1
+    expect((await limiter.consume('k', 3)).allowed).toBe(false)
+    time.now += 1
+    expect((await limiter.consume('k', 3)).allowed).toBe(true)
+  })
+})
+
+describe('token bucket', () => {
+  test('with r = 0.5/s one whole token is earned in 2 s, and the wait is (1 - s) / r', async () => {
+    const { time, limiter } = setup({ algorithm: 'token-bucket', limit: 1, rate: 0.5 })
+    expect((await limiter.consume('k')).allowed).toBe(true)
+    const empty = await limiter.consume('k')
+    expect(empty).toMatchObject({ allowed: false, retryAfterMs: 2000 })
+    time.now = 500 // s = 0.25 token: wait (1 - 0.25) / 0.5 = 1.5 s
+    expect((await limiter.consume('k')).retryAfterMs).toBe(1500)
+    time.now = 1999
+    expect((await limiter.consume('k')).allowed).toBe(false)
+    time.now = 2000
+    expect((await limiter.consume('k')).allowed).toBe(true)
+  })
+
+  test('weighted cost: an export costing 25 waits while reads costing 1 keep passing', async () => {
+    const { time, limiter } = setup({ algorithm: 'token-bucket', limit: 30, window: '30s' }) // 1 token per second
+    const reads = await consumeMany(limiter, 'k', 10)
+    expect(reads.every((d) => d.allowed)).toBe(true)
+    const exportRequest = await limiter.consume('k', 25) // 20 tokens left: needs 5 more
+    expect(exportRequest).toMatchObject({ allowed: false, retryAfterMs: 5000, remaining: 20 })
+    const moreReads = await consumeMany(limiter, 'k', 5)
+    expect(moreReads.every((d) => d.allowed)).toBe(true)
+    expect((await limiter.consume('k', 25)).retryAfterMs).toBe(10_000)
+    time.now = 10_000
+    expect((await limiter.consume('k', 25)).allowed).toBe(true)
+  })
+})
+
+describe('leaky bucket as a queue', () => {
+  beforeEach(() => jest.useFakeTimers({ now: 0 }))
+  afterEach(() => jest.useRealTimers())
+
+  test('9 arrivals at once, 6 slots, one departure every 0.5 s: departures at 0.5 ... 3.0 s and 3 dropped', async () => {
+    const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 6, window: '3s', store: new MemoryStore() })
+    const departures: number[] = []
+    const dropped: RateLimitError[] = []
+    const pending = Array.from({ length: 9 }, () =>
+      limiter.schedule('sms').then(
+        () => departures.push(Date.now()),
+        (error: RateLimitError) => dropped.push(error),
+      ),
+    )
+    await jest.advanceTimersByTimeAsync(0)
+    expect(dropped).toHaveLength(3) // at once, before anything departs
+    expect(dropped[0]?.decision.retryAfterMs).toBe(500)
+    await jest.advanceTimersByTimeAsync(3000)
+    await Promise.all(pending)
+    expect(departures).toEqual([500, 1000, 1500, 2000, 2500, 3000])
+  })
+
+  test('an abort stops the wait with the abort reason', async () => {
+    const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 2, window: '2s', store: new MemoryStore() })
+    const controller = new AbortController()
+    const waiting = limiter.schedule('k', 1, { signal: controller.signal })
+    await jest.advanceTimersByTimeAsync(100)
+    controller.abort(new Error('caller gave up'))
+    await expect(waiting).rejects.toThrow('caller gave up')
+  })
+})
+
+describe('costs that can never fit', () => {
+  test.each(['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket'] as const)(
+    '%s: a cost above the limit is never admittable, has no retry time and consumes nothing',
+    async (algorithm) => {
+      const { limiter } = setup({ algorithm, limit: 10, window: '1s' })
+      const d = await limiter.consume('k', 11)
+      expect(d).toMatchObject({ allowed: false, costExceedsCapacity: true, retryAfterMs: Number.POSITIVE_INFINITY })
+      expect(d.remaining).toBe(10)
+      expect((await limiter.peek('k')).remaining).toBe(10)
+    },
+  )
+})
+
+describe('stacked rules', () => {
+  test('a request must pass every rule, is charged to all or none, and the decision names the binding rule', async () => {
+    const { limiter } = setup({
+      rules: [
+        { name: 'user', limit: 5, window: '1m' },
+        { name: 'tenant', limit: 3, window: '1m' },
+      ],
+    })
+    const admitted = await consumeMany(limiter, 'x', 3)
+    expect(admitted.map((d) => d.rule)).toEqual(['tenant', 'tenant', 'tenant'])
+    const rejected = await limiter.consume(['user:1', 'x'])
+    expect(rejected).toMatchObject({ allowed: false, rule: 'tenant' })
+    expect(rejected.rules?.map((d) => [d.rule, d.allowed, d.remaining])).toEqual([
+      ['user', true, 5],
+      ['tenant', false, 0],
+    ])
+    expect((await limiter.peek(['user:1', 'other'])).rules?.[0]?.remaining).toBe(5)
+  })
+})
+
+describe('refund', () => {
+  test.each(['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket'] as const)(
+    '%s: a refunded request no longer counts',
+    async (algorithm) => {
+      const { limiter } = setup({ algorithm, limit: 3, window: '1s' })
+      await consumeMany(limiter, 'k', 3)
+      expect((await limiter.consume('k')).allowed).toBe(false)
+      await limiter.refund('k', 1)
+      expect((await limiter.consume('k')).allowed).toBe(true)
+      expect((await limiter.consume('k')).allowed).toBe(false)
+    },
+  )
+})
