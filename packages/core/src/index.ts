@@ -1,6 +1,7 @@
 export * from './algorithms'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
 export { InvalidOptionError, StoreUnavailableError } from './errors'
+export * from './http'
 export {
   createLimiter,
   type Decision,

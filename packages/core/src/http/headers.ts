@@ -1,0 +1,136 @@
+import { describe, InvalidOptionError } from '../errors'
+import type { Decision, RuleDecision } from '../limiter'
+
+/**
+ * How the rate-limit state is told to clients:
+ * - `'ietf'`: the structured fields of draft-ietf-httpapi-ratelimit-headers -08 to -11, one item per rule:
+ *   `RateLimit-Policy: "user";q=100;w=60` and `RateLimit: "user";r=42;t=18`.
+ * - `'draft-7'`: `RateLimit: limit=100, remaining=42, reset=18` and `RateLimit-Policy: 100;w=60`.
+ * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`.
+ * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` as a Unix time in seconds,
+ *   as GitHub sends it (some services send seconds-from-now in that field instead).
+ */
+export type HeaderMode = 'ietf' | 'draft-7' | 'draft-6' | 'legacy'
+
+/** The `headers` option: one mode, several that do not write the same field, or `false` for none. */
+export type HeadersOption = HeaderMode | false | readonly HeaderMode[]
+
+/** Header fields to set on a response, as `[name, value]` pairs. */
+export type HeaderList = readonly (readonly [name: string, value: string])[]
+
+const FIELDS: { readonly [mode in HeaderMode]: readonly string[] } = {
+  ietf: ['RateLimit-Policy', 'RateLimit'],
+  'draft-7': ['RateLimit-Policy', 'RateLimit'],
+  'draft-6': ['RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+  legacy: ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+}
+
+/**
+ * Validates the `headers` option into the list of modes to send. Two modes that write the same field (say
+ * `'ietf'` and `'draft-7'`, which both write `RateLimit`) cannot be combined: the client could read neither.
+ *
+ * @example
+ * headerModes(['ietf', 'legacy']) // ['ietf', 'legacy']
+ * headerModes(false)              // []
+ */
+export function headerModes(value: unknown, option = 'headers'): readonly HeaderMode[] {
+  if (value === undefined) return ['ietf']
+  if (value === false) return []
+  const modes = Array.isArray(value) ? value : [value]
+  const fields = new Map<string, HeaderMode>()
+  for (const mode of modes) {
+    if (typeof mode !== 'string' || !Object.hasOwn(FIELDS, mode)) {
+      throw new InvalidOptionError(
+        option,
+        `must be 'ietf', 'draft-7', 'draft-6', 'legacy', false or an array of them (got ${describe(mode)})`,
+      )
+    }
+    for (const field of FIELDS[mode as HeaderMode]) {
+      const other = fields.get(field)
+      if (other !== undefined) {
+        throw new InvalidOptionError(option, `cannot combine '${other}' and '${mode}': both write ${field}`)
+      }
+      fields.set(field, mode as HeaderMode)
+    }
+  }
+  return modes as HeaderMode[]
+}
+
+/** Whole seconds, rounded up, so a client that waits that long is never early. */
+export function ceilSeconds(ms: number): number {
+  return Math.ceil(ms / 1000)
+}
+
+/**
+ * The `Retry-After` of a rejected decision: its wait in whole seconds, rounded up, and at least 1
+ * (RFC 9110 s10.2.3 counts in whole seconds; 0 would invite an immediate retry that is rejected again).
+ *
+ * @example
+ * retryAfterSeconds({ ...decision, retryAfterMs: 1200 }) // 2
+ */
+export function retryAfterSeconds(decision: RuleDecision): number {
+  return Math.max(1, ceilSeconds(decision.retryAfterMs))
+}
+
+/**
+ * When one rule resets, in ms from now. For a rule that rejected this request it is the wait until the request
+ * would be admitted, so `Retry-After` (the longest such wait over the rules) is never earlier than any rule's `t`;
+ * otherwise the time until the rule is back to its full allowance.
+ */
+function resetMsOf(rule: RuleDecision): number {
+  if (!rule.allowed && Number.isFinite(rule.retryAfterMs)) return Math.max(1000, rule.retryAfterMs)
+  return rule.resetMs
+}
+
+function resetSeconds(rule: RuleDecision): number {
+  return ceilSeconds(resetMsOf(rule))
+}
+
+function windowSeconds(rule: RuleDecision): number {
+  return Math.max(1, ceilSeconds(rule.windowMs))
+}
+
+/**
+ * The rate-limit header fields of a decision in the given modes. `nowMs` is the wall-clock time, used only by
+ * the `'legacy'` mode's Unix reset time.
+ *
+ * @example
+ * rateLimitHeaders(decision, ['ietf'], Date.now())
+ * // [['RateLimit-Policy', '"default";q=100;w=60'], ['RateLimit', '"default";r=42;t=18']]
+ */
+export function rateLimitHeaders(decision: Decision, modes: readonly HeaderMode[], nowMs: number): HeaderList {
+  const headers: [string, string][] = []
+  for (const mode of modes) {
+    switch (mode) {
+      case 'ietf': {
+        // One list member per rule; rule names are tokens-safe strings (letters, digits, '_', '.', '-').
+        const rules = decision.rules ?? [decision]
+        headers.push([
+          'RateLimit-Policy',
+          rules.map((r) => `"${r.rule}";q=${r.limit};w=${windowSeconds(r)}`).join(', '),
+        ])
+        headers.push(['RateLimit', rules.map((r) => `"${r.rule}";r=${r.remaining};t=${resetSeconds(r)}`).join(', ')])
+        break
+      }
+      case 'draft-7':
+        headers.push(['RateLimit-Policy', `${decision.limit};w=${windowSeconds(decision)}`])
+        headers.push([
+          'RateLimit',
+          `limit=${decision.limit}, remaining=${decision.remaining}, reset=${resetSeconds(decision)}`,
+        ])
+        break
+      case 'draft-6':
+        headers.push(['RateLimit-Policy', `${decision.limit};w=${windowSeconds(decision)}`])
+        headers.push(['RateLimit-Limit', String(decision.limit)])
+        headers.push(['RateLimit-Remaining', String(decision.remaining)])
+        headers.push(['RateLimit-Reset', String(resetSeconds(decision))])
+        break
+      case 'legacy':
+        headers.push(['X-RateLimit-Limit', String(decision.limit)])
+        headers.push(['X-RateLimit-Remaining', String(decision.remaining)])
+        headers.push(['X-RateLimit-Reset', String(ceilSeconds(nowMs + resetMsOf(decision)))])
+        break
+    }
+  }
+  return headers
+}

@@ -1,0 +1,66 @@
+import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError } from '@sluice/core'
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The rate-limit decision of the last `rateLimit` this request went through (absent when skipped). */
+      rateLimit?: Decision
+    }
+  }
+}
+
+/** Options of {@link rateLimit}: the shared HTTP options, and a custom rejection. */
+export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Response> {
+  /**
+   * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.
+   * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
+   */
+  onRejected?: (req: Request, res: Response, decision: Decision, next: NextFunction) => void | Promise<void>
+}
+
+/**
+ * Express middleware (Express 4 and 5) that rate-limits requests, by client IP unless given a `key`. Mount it
+ * before body parsers, so a rejected request is answered before its body is read.
+ *
+ * @example
+ * import express from 'express'
+ * import { rateLimit } from '@sluice/express'
+ *
+ * const app = express()
+ * app.use(rateLimit({ limit: 100, window: '1m' }))
+ * app.post('/login', rateLimit({ name: 'login', limit: 5, window: '15m' }), login)
+ */
+export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
+  const { onRejected, ...shared } = options ?? {}
+  if (onRejected !== undefined && typeof onRejected !== 'function') {
+    throw new InvalidOptionError('onRejected', 'must be a function (req, res, decision, next)')
+  }
+  const policy = createHttpPolicy<Request, Response>(shared, ['onRejected'])
+  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
+    const facts = {
+      ip: req.ip,
+      method: req.method,
+      path: req.path,
+      headers: req.headers,
+      // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
+      proxyTrusted: req.ips.length > 0,
+    }
+    // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
+    policy
+      .handle(req, res, facts, res)
+      .then(async (verdict) => {
+        if (verdict.action === 'skip') return next()
+        if (verdict.decision !== undefined) req.rateLimit = verdict.decision
+        for (const [name, value] of verdict.headers) res.setHeader(name, value)
+        if (verdict.action === 'pass') return next()
+        if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
+          return onRejected(req, res, verdict.decision, next)
+        }
+        res.status(verdict.status).json(verdict.body)
+      })
+      .catch(next)
+  }
+}
+
+export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'

@@ -1,0 +1,33 @@
+import { MemoryStore } from '@sluice/core'
+import express from 'express'
+import request from 'supertest'
+import { rateLimit } from '../src'
+
+describe('@sluice/express', () => {
+  it('admits up to the limit with headers, then answers 429 with Retry-After', async () => {
+    let now = 1_000_000
+    const app = express()
+    app.use(
+      rateLimit({ limit: 2, window: '1m', algorithm: 'fixed-window', store: new MemoryStore({ clock: () => now }) }),
+    )
+    app.get('/', (req, res) => {
+      res.json({ remaining: req.rateLimit?.remaining })
+    })
+    const first = await request(app).get('/').expect(200)
+    expect(first.body).toEqual({ remaining: 1 })
+    expect(first.headers['ratelimit-policy']).toBe('"default";q=2;w=60')
+    expect(first.headers.ratelimit).toBe('"default";r=1;t=20')
+    await request(app).get('/').expect(200)
+    const rejected = await request(app).get('/').expect(429)
+    expect(rejected.headers['retry-after']).toBe('20')
+    expect(rejected.headers['cache-control']).toBe('no-store')
+    expect(rejected.body).toEqual({ error: 'rate limit exceeded', retryAfter: 20 })
+    now += 20_000
+    await request(app).get('/').expect(200)
+  })
+
+  it('names the option at fault', () => {
+    expect(() => rateLimit({ limit: 0, window: '1m' })).toThrow('option "limit"')
+    expect(() => rateLimit({ max: 5 } as never)).toThrow('option "max" is not an option of rateLimit (use `limit`)')
+  })
+})
