@@ -13,6 +13,7 @@ module.exports = {
   moduleNameMapper: {
     '^@sluice/(core|redis|express|koa|fastify|client)$': '<rootDir>/packages/$1/src/index.ts',
   },
+  reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
   maxWorkers: 2,
   testTimeout: 30000,
 }

@@ -80,6 +80,11 @@ export interface Limiter {
   /** Forgets the key's state under every rule (and its queue). */
   reset(key: string | readonly string[]): Promise<void>
   /**
+   * The leaky bucket as a queue, without waiting: takes a place in the queue and returns at once with the decision;
+   * an admitted request may depart after `delayMs`. `schedule` is `enqueue` followed by that wait.
+   */
+  enqueue(key: string | readonly string[], cost?: number): Promise<Decision>
+  /**
    * The leaky bucket as a queue: resolves when the request may go (after `delayMs`), or rejects at once with a
    * {@link RateLimitError} when the queue is full. Every rule must use `'leaky-bucket'`. An abort stops the wait;
    * the request keeps its place in the queue, as it would in a real queue that has already accepted it.
@@ -213,17 +218,21 @@ class RuleLimiter implements Limiter {
     if (this.queueRules !== undefined) await this.store.reset(this.queueRules, keys)
   }
 
+  enqueue(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
+    if (this.queueRules === undefined) {
+      return Promise.reject(new TypeError("sluice: a queue needs every rule to use algorithm 'leaky-bucket'"))
+    }
+    return this.decide(this.queueRules, key, cost, true)
+  }
+
   async schedule(
     key: string | readonly string[],
     cost = this.defaultCost,
     options: { signal?: AbortSignal } = {},
   ): Promise<Decision> {
-    if (this.queueRules === undefined) {
-      throw new TypeError("sluice: schedule() needs every rule to use algorithm 'leaky-bucket'")
-    }
     const { signal } = options
     signal?.throwIfAborted()
-    const decision = await this.decide(this.queueRules, key, cost, true)
+    const decision = await this.enqueue(key, cost)
     if (!decision.allowed) throw new RateLimitError(decision)
     if (decision.delayMs > 0) await sleep(decision.delayMs, signal)
     return decision
