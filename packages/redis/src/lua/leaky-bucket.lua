@@ -1,0 +1,35 @@
+-- Leaky bucket as a meter, as packages/core/src/algorithms/leaky-bucket.ts. State: { level, updated_at }, level
+-- in units of 1 / rate_denominator request.
+
+local function leaky_bucket(state, now, cost, p, charge)
+  local capacity = p.limit * p.rate_denominator
+  local level = 0
+  if state ~= nil then
+    local elapsed = math.max(0, now - state.updated_at)
+    level = math.max(0, state.level - elapsed * p.rate_numerator)
+  end
+  local price = cost * p.rate_denominator
+  if level + price > capacity then
+    return { state = state, allowed = false, remaining = floor_div(capacity - level, p.rate_denominator),
+      reset_ms = ceil_div(level, p.rate_numerator),
+      retry_after_ms = ceil_div(level + price - capacity, p.rate_numerator), delay_ms = 0 }
+  end
+  if charge then level = level + price end
+  local next = state
+  if charge then next = { level = level, updated_at = now } end
+  return { state = next, allowed = true, remaining = floor_div(capacity - level, p.rate_denominator),
+    reset_ms = ceil_div(level, p.rate_numerator), retry_after_ms = 0, delay_ms = 0 }
+end
+
+local function leaky_bucket_refund(state, now, cost, p)
+  if state == nil then return leaky_bucket(state, now, 1, p, false) end
+  local elapsed = math.max(0, now - state.updated_at)
+  local level = math.max(0, state.level - elapsed * p.rate_numerator)
+  local next = { level = math.max(0, level - cost * p.rate_denominator), updated_at = now }
+  return leaky_bucket(next, now, 1, p, false)
+end
+
+local leaky_bucket_codec = {
+  decode = function(f) return { level = f[1], updated_at = f[2] } end,
+  encode = function(s) return { s.level, s.updated_at } end,
+}

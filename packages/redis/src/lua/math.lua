@@ -1,0 +1,21 @@
+-- Integer helpers, as packages/core/src/math.ts. Every quantity is an integer below 2^53, exact in Lua's doubles.
+-- math.fmod is C fmod (the sign of a, like JS %), exact; Lua's % operator is a - floor(a / b) * b and is not.
+
+-- floor(a / b) for integers a and b > 0.
+local function floor_div(a, b)
+  local r = math.fmod(a, b)
+  local q = (a - r) / b
+  if r < 0 then return q - 1 end
+  return q
+end
+
+-- ceil(a / b) for integers a and b > 0.
+local function ceil_div(a, b)
+  local r = math.fmod(a, b)
+  local q = (a - r) / b
+  if r > 0 then return q + 1 end
+  return q
+end
+
+-- A wait that never ends (a cost above what the rule can ever hold); sent to the client as -1.
+local INFINITY = math.huge

@@ -1,0 +1,98 @@
+-- Sliding log, as packages/core/src/algorithms/sliding-log.ts. State: { times = {...}, costs = {...} }, oldest
+-- first (Lua arrays count from 1 where the TypeScript counts from 0).
+
+local function sliding_log(state, now, cost, p, charge)
+  local oldest = now - p.window_ms -- entries at or before this instant have expired
+  local first = 1
+  local used = 0
+  local times = {}
+  local costs = {}
+  if state ~= nil then
+    times = state.times
+    costs = state.costs
+    while first <= #times and times[first] <= oldest do first = first + 1 end
+    for i = first, #costs do used = used + costs[i] end
+  end
+  local newest = nil
+  if #times >= first then newest = times[#times] end
+  if used + cost > p.limit then
+    -- Walk the oldest entries until enough has expired to make room for this cost.
+    local freed = 0
+    local retry_after_ms = INFINITY
+    for i = first, #times do
+      freed = freed + costs[i]
+      if used - freed + cost <= p.limit then
+        retry_after_ms = times[i] + p.window_ms - now
+        break
+      end
+    end
+    local reset_ms = 0
+    if newest ~= nil then reset_ms = newest + p.window_ms - now end
+    return { state = state, allowed = false, remaining = p.limit - used, reset_ms = reset_ms,
+      retry_after_ms = retry_after_ms, delay_ms = 0 }
+  end
+  if not charge then
+    local reset_ms = 0
+    if newest ~= nil then reset_ms = newest + p.window_ms - now end
+    return { state = state, allowed = true, remaining = p.limit - used, reset_ms = reset_ms,
+      retry_after_ms = 0, delay_ms = 0 }
+  end
+  local next_times = {}
+  local next_costs = {}
+  for i = first, #times do
+    next_times[#next_times + 1] = times[i]
+    next_costs[#next_costs + 1] = costs[i]
+  end
+  if newest == now then
+    next_costs[#next_costs] = next_costs[#next_costs] + cost
+  else
+    next_times[#next_times + 1] = now
+    next_costs[#next_costs + 1] = cost
+  end
+  return { state = { times = next_times, costs = next_costs }, allowed = true, remaining = p.limit - used - cost,
+    reset_ms = p.window_ms, retry_after_ms = 0, delay_ms = 0 }
+end
+
+local function sliding_log_refund(state, now, cost, p)
+  if state == nil then return sliding_log(state, now, 1, p, false) end
+  local times = {}
+  local costs = {}
+  for i = 1, #state.times do
+    times[i] = state.times[i]
+    costs[i] = state.costs[i]
+  end
+  local left = cost
+  while left > 0 and #costs > 0 do
+    local last = #costs
+    local taken = math.min(left, costs[last])
+    left = left - taken
+    if taken == costs[last] then
+      costs[last] = nil
+      times[last] = nil
+    else
+      costs[last] = costs[last] - taken
+    end
+  end
+  if #times > 0 then return sliding_log({ times = times, costs = costs }, now, 1, p, false) end
+  return sliding_log(nil, now, 1, p, false)
+end
+
+local sliding_log_codec = {
+  decode = function(f)
+    local times = {}
+    local costs = {}
+    for i = 1, #f, 2 do
+      times[#times + 1] = f[i]
+      costs[#costs + 1] = f[i + 1]
+    end
+    return { times = times, costs = costs }
+  end,
+  encode = function(s)
+    local f = {}
+    for i = 1, #s.times do
+      f[#f + 1] = s.times[i]
+      f[#f + 1] = s.costs[i]
+    end
+    return f
+  end,
+}

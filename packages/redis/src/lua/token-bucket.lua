@@ -1,0 +1,36 @@
+-- Token bucket, as packages/core/src/algorithms/token-bucket.ts. State: { tokens, updated_at }, tokens in units
+-- of 1 / rate_denominator token.
+
+local function token_bucket(state, now, cost, p, charge)
+  local capacity = p.limit * p.rate_denominator
+  local tokens = capacity
+  if state ~= nil then
+    local elapsed = math.max(0, now - state.updated_at)
+    tokens = math.min(capacity, state.tokens + elapsed * p.rate_numerator)
+  end
+  local price = cost * p.rate_denominator
+  if tokens < price then
+    return { state = state, allowed = false, remaining = floor_div(tokens, p.rate_denominator),
+      reset_ms = ceil_div(capacity - tokens, p.rate_numerator),
+      retry_after_ms = ceil_div(price - tokens, p.rate_numerator), delay_ms = 0 }
+  end
+  if charge then tokens = tokens - price end
+  local next = state
+  if charge then next = { tokens = tokens, updated_at = now } end
+  return { state = next, allowed = true, remaining = floor_div(tokens, p.rate_denominator),
+    reset_ms = ceil_div(capacity - tokens, p.rate_numerator), retry_after_ms = 0, delay_ms = 0 }
+end
+
+local function token_bucket_refund(state, now, cost, p)
+  if state == nil then return token_bucket(state, now, 1, p, false) end
+  local capacity = p.limit * p.rate_denominator
+  local elapsed = math.max(0, now - state.updated_at)
+  local tokens = math.min(capacity, state.tokens + elapsed * p.rate_numerator)
+  local next = { tokens = math.min(capacity, tokens + cost * p.rate_denominator), updated_at = now }
+  return token_bucket(next, now, 1, p, false)
+end
+
+local token_bucket_codec = {
+  decode = function(f) return { tokens = f[1], updated_at = f[2] } end,
+  encode = function(s) return { s.tokens, s.updated_at } end,
+}

@@ -1,0 +1,530 @@
+import {
+  algorithms,
+  type CompiledRule,
+  InvalidOptionError,
+  MemoryStore,
+  type Outcome,
+  type Store,
+  StoreUnavailableError,
+} from '@sluice/core'
+import type { Redis } from 'ioredis'
+import { redisKey } from './keys'
+import { SCRIPT, SCRIPT_SHA } from './script'
+import { keySlot } from './slot'
+
+/**
+ * The part of an ioredis client the store uses. A `Redis` and a `Cluster` both fit; `isCluster` (which both
+ * carry) tells the store to split stacked rules by slot.
+ */
+export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'ping' | 'del'> & { readonly isCluster?: boolean }
+
+/** What the store does when Redis does not answer in time or answers with an error. */
+export type FailurePolicy = 'local' | 'open' | 'closed'
+
+/** Where outages and recoveries are reported, once each. */
+export interface RedisStoreLogger {
+  warn(message: string): void
+  info(message: string): void
+}
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval`, `ping` and `del`). */
+  client: RedisStoreClient
+  /** The longest a call may wait for Redis, in ms, before the failure policy answers. Default 100. */
+  timeout?: number
+  /**
+   * When Redis fails: `'local'` (default) decides from a per-instance MemoryStore with the same rules until Redis
+   * answers again; `'open'` admits; `'closed'` throws `StoreUnavailableError` (the HTTP adapters answer 503).
+   */
+  onError?: FailurePolicy
+  /** Gets one warning per outage and one info line per recovery. Default `console`. */
+  logger?: RedisStoreLogger
+  /** During an outage, how often one PING checks whether Redis is back, in ms. Default 250. */
+  probeIntervalMs?: number
+  /** Rejected keys remembered for the local short-circuit; 0 turns it off. Default 10 000. */
+  shortCircuitMaxKeys?: number
+  /** The bound of the local fallback MemoryStore (`onError: 'local'`). Default 100 000. */
+  localMaxKeys?: number
+  /**
+   * Tests only: the time in ms, sent to the script instead of the Redis server's TIME, so a MemoryStore and a
+   * RedisStore can replay one trace. Also the clock of the short-circuit and of the local fallback.
+   */
+  clock?: () => number
+}
+
+interface Rejection {
+  /** Local time until which the same rules and keys are rejected without asking Redis. */
+  readonly until: number
+  /** The smallest cost this rejection covers. */
+  readonly cost: number
+  /** Local time of the reply. */
+  readonly at: number
+  readonly outcomes: readonly Outcome[]
+}
+
+type Mode = 'charge' | 'peek' | 'refund'
+
+const POLICIES: readonly FailurePolicy[] = ['local', 'open', 'closed']
+// With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
+// by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
+const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
+const FIELDS_PER_RULE = 5
+
+/**
+ * A store that keeps the limits in Redis, shared by every instance: each request is one EVALSHA of a Lua script
+ * that runs the same algorithms as the core, on the Redis server's clock, all rules at once and all or nothing.
+ *
+ * On a Cluster, the rules of one request whose keys share a slot are still one call; rules in different slots are
+ * called per slot, and when one slot rejects, the slots that admitted are refunded.
+ *
+ * When Redis fails or takes longer than `timeout`, `onError` answers, and the store asks Redis again with a PING
+ * every `probeIntervalMs` (only while requests arrive); the outage and the recovery are logged once each.
+ *
+ * A key that Redis rejected until T is rejected locally, with no round trip, until T (by this instance's clock at
+ * the time of the reply) for the same or a higher cost.
+ *
+ * @example
+ * import Redis from 'ioredis'
+ * import { createLimiter } from '@sluice/core'
+ * import { RedisStore } from '@sluice/redis'
+ *
+ * const store = new RedisStore({ client: new Redis(), timeout: 100, onError: 'local' })
+ * const limiter = createLimiter({ limit: 100, window: '1m', store })
+ * const decision = await limiter.consume('user:42')
+ */
+export class RedisStore implements Store {
+  readonly timeout: number
+  readonly onError: FailurePolicy
+  private readonly client: RedisStoreClient
+  private readonly cluster: boolean
+  private readonly logger: RedisStoreLogger
+  private readonly probeIntervalMs: number
+  private readonly shortCircuitMaxKeys: number
+  private readonly localMaxKeys: number
+  private readonly clock: (() => number) | undefined
+  private readonly rejected = new Map<string, Rejection>()
+  private local: MemoryStore | undefined
+  /** Wall-clock ms when the current outage began; undefined while Redis answers. */
+  private outageSince: number | undefined
+  private lastError: unknown
+  private nextProbeAt = 0
+  private probing = false
+  private closed = false
+
+  constructor(options: RedisStoreOptions) {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidOptionError('options', `must be an object with a client (got ${describe(options)})`)
+    }
+    const {
+      client,
+      timeout = 100,
+      onError = 'local',
+      logger = console,
+      probeIntervalMs = 250,
+      shortCircuitMaxKeys = 10_000,
+      localMaxKeys = 100_000,
+      clock,
+    } = options
+    if (
+      client === null ||
+      typeof client !== 'object' ||
+      !(['evalsha', 'eval', 'ping', 'del'] as const).every((method) => typeof client[method] === 'function')
+    ) {
+      throw new InvalidOptionError(
+        'client',
+        `must be an ioredis Redis or Cluster (with evalsha, eval, ping and del) (got ${describe(client)})`,
+      )
+    }
+    if (typeof timeout !== 'number' || !Number.isSafeInteger(timeout) || timeout < 1) {
+      throw new InvalidOptionError(
+        'timeout',
+        `must be a positive whole number of milliseconds (got ${describe(timeout)})`,
+      )
+    }
+    if (!POLICIES.includes(onError)) {
+      throw new InvalidOptionError(
+        'onError',
+        `must be one of ${POLICIES.map((p) => `'${p}'`).join(', ')} (got ${describe(onError)})`,
+      )
+    }
+    if (
+      logger === null ||
+      typeof logger !== 'object' ||
+      typeof logger.warn !== 'function' ||
+      typeof logger.info !== 'function'
+    ) {
+      throw new InvalidOptionError('logger', `must have warn() and info() methods (got ${describe(logger)})`)
+    }
+    if (typeof probeIntervalMs !== 'number' || !Number.isSafeInteger(probeIntervalMs) || probeIntervalMs < 1) {
+      throw new InvalidOptionError(
+        'probeIntervalMs',
+        `must be a positive whole number of milliseconds (got ${describe(probeIntervalMs)})`,
+      )
+    }
+    if (
+      typeof shortCircuitMaxKeys !== 'number' ||
+      !Number.isSafeInteger(shortCircuitMaxKeys) ||
+      shortCircuitMaxKeys < 0
+    ) {
+      throw new InvalidOptionError(
+        'shortCircuitMaxKeys',
+        `must be a whole number, 0 to turn the short-circuit off (got ${describe(shortCircuitMaxKeys)})`,
+      )
+    }
+    if (typeof localMaxKeys !== 'number' || !Number.isSafeInteger(localMaxKeys) || localMaxKeys < 1) {
+      throw new InvalidOptionError('localMaxKeys', `must be a positive whole number (got ${describe(localMaxKeys)})`)
+    }
+    if (clock !== undefined && typeof clock !== 'function') {
+      throw new InvalidOptionError('clock', `must be a function returning milliseconds (got ${describe(clock)})`)
+    }
+    this.client = client
+    this.cluster = client.isCluster === true
+    this.timeout = timeout
+    this.onError = onError
+    this.logger = logger
+    this.probeIntervalMs = probeIntervalMs
+    this.shortCircuitMaxKeys = shortCircuitMaxKeys
+    this.localMaxKeys = localMaxKeys
+    this.clock = clock
+  }
+
+  /** False from the first failed call until a probe gets an answer again. */
+  get available(): boolean {
+    return this.outageSince === undefined
+  }
+
+  async apply(
+    rules: readonly CompiledRule[],
+    keys: readonly string[],
+    cost: number,
+    charge: boolean,
+  ): Promise<readonly Outcome[]> {
+    this.assertOpen()
+    const redisKeys = rules.map((rule, i) => redisKey(rule, keys[i] as string))
+    // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
+    const rejectionKey = this.shortCircuitMaxKeys > 0 ? redisKeys.join('') : undefined
+    if (rejectionKey !== undefined) {
+      const known = this.knownRejection(rejectionKey, cost)
+      if (known !== undefined) return known
+    }
+    if (this.outageSince !== undefined) {
+      this.probe()
+      return this.fallback(rules, keys, cost, charge)
+    }
+    let outcomes: readonly Outcome[]
+    try {
+      outcomes = await this.withTimeout(this.evaluate(rules, redisKeys, cost, charge ? 'charge' : 'peek'))
+    } catch (error) {
+      this.failed(error)
+      return this.fallback(rules, keys, cost, charge)
+    }
+    if (rejectionKey !== undefined) this.remember(rejectionKey, cost, outcomes)
+    return outcomes
+  }
+
+  async refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number): Promise<void> {
+    this.assertOpen()
+    const redisKeys = rules.map((rule, i) => redisKey(rule, keys[i] as string))
+    this.rejected.delete(redisKeys.join(''))
+    if (this.outageSince === undefined) {
+      try {
+        await this.withTimeout(this.bySlot(rules, redisKeys, (r, k) => this.run(r, k, cost, 'refund')))
+        return
+      } catch (error) {
+        this.failed(error)
+      }
+    } else {
+      this.probe()
+    }
+    if (this.onError === 'closed') throw this.unavailable()
+    if (this.onError === 'local') this.localStore().refund(rules, keys, cost)
+  }
+
+  async reset(rules: readonly CompiledRule[], keys: readonly string[]): Promise<void> {
+    this.assertOpen()
+    const redisKeys = rules.map((rule, i) => redisKey(rule, keys[i] as string))
+    this.rejected.delete(redisKeys.join(''))
+    this.local?.reset(rules, keys)
+    if (this.outageSince === undefined) {
+      try {
+        await this.withTimeout(this.bySlot(rules, redisKeys, async (_, k) => [await this.client.del(...k)]))
+        return
+      } catch (error) {
+        this.failed(error)
+      }
+    } else {
+      this.probe()
+    }
+    if (this.onError === 'closed') throw this.unavailable()
+  }
+
+  /**
+   * Forgets the short-circuit and the local fallback state. The client is yours: quit it yourself. The store holds
+   * no timer of its own (a call's timeout timer is unref'd and cleared when the call settles).
+   */
+  close(): void {
+    this.closed = true
+    this.rejected.clear()
+    this.local?.clear()
+    this.local = undefined
+  }
+
+  /** One EVALSHA for all the rules, or on a Cluster one per slot, with refunds when a slot rejects. */
+  private async evaluate(
+    rules: readonly CompiledRule[],
+    redisKeys: readonly string[],
+    cost: number,
+    mode: Mode,
+  ): Promise<readonly Outcome[]> {
+    if (!this.cluster || rules.length === 1) return this.run(rules, redisKeys, cost, mode)
+    const groups = groupBySlot(redisKeys)
+    if (groups.length === 1) return this.run(rules, redisKeys, cost, mode)
+    const outcomes: Outcome[] = new Array(rules.length)
+    const answers = await Promise.all(
+      groups.map((group) =>
+        this.run(
+          group.map((i) => rules[i] as CompiledRule),
+          group.map((i) => redisKeys[i] as string),
+          cost,
+          mode,
+        ),
+      ),
+    )
+    groups.forEach((group, g) => {
+      group.forEach((i, j) => {
+        outcomes[i] = (answers[g] as Outcome[])[j] as Outcome
+      })
+    })
+    if (mode !== 'charge' || outcomes.every((outcome) => outcome.allowed)) return outcomes
+    // A slot rejected, so nothing may stay charged: give the cost back to the slots that charged it. Between the
+    // charge and the refund (one round trip) those keys hold the cost, which can reject another request then.
+    await Promise.all(
+      groups.map(async (group, g) => {
+        if (!(answers[g] as Outcome[]).every((outcome) => outcome.allowed)) return // this slot charged nothing
+        const refunded = await this.run(
+          group.map((i) => rules[i] as CompiledRule),
+          group.map((i) => redisKeys[i] as string),
+          cost,
+          'refund',
+        )
+        // After the refund the key is as before: its numbers are the uncharged view evaluateRules reports.
+        group.forEach((i, j) => {
+          outcomes[i] = { ...(refunded[j] as Outcome), allowed: true, retryAfterMs: 0, delayMs: 0 }
+        })
+      }),
+    )
+    return outcomes
+  }
+
+  /** Runs `call` once per slot on a Cluster (once in all on a single Redis), in the order of the rules. */
+  private async bySlot<T>(
+    rules: readonly CompiledRule[],
+    redisKeys: readonly string[],
+    call: (rules: readonly CompiledRule[], redisKeys: string[]) => Promise<readonly T[]>,
+  ): Promise<void> {
+    if (!this.cluster) {
+      await call(rules, [...redisKeys])
+      return
+    }
+    await Promise.all(
+      groupBySlot(redisKeys).map((group) =>
+        call(
+          group.map((i) => rules[i] as CompiledRule),
+          group.map((i) => redisKeys[i] as string),
+        ),
+      ),
+    )
+  }
+
+  /** One EVALSHA; after a Redis restart or SCRIPT FLUSH, one EVAL that loads the script again and runs it. */
+  private async run(
+    rules: readonly CompiledRule[],
+    redisKeys: readonly string[],
+    cost: number,
+    mode: Mode,
+  ): Promise<Outcome[]> {
+    const args: (string | number)[] = [...redisKeys, mode]
+    if (this.clock === undefined) args.push('', 0, cost)
+    else args.push(Math.floor(this.clock()), EXPLICIT_CLOCK_TTL_SLACK_MS, cost)
+    for (const rule of rules) {
+      args.push(rule.algorithmCode, rule.limit, rule.windowMs, rule.rateNumerator, rule.rateDenominator)
+    }
+    let reply: unknown
+    try {
+      reply = await this.client.evalsha(SCRIPT_SHA, redisKeys.length, ...args)
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+      reply = await this.client.eval(SCRIPT, redisKeys.length, ...args)
+    }
+    return parseReply(reply, rules.length)
+  }
+
+  private withTimeout<T>(work: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeout} ms`)), this.timeout)
+      timer.unref()
+      // Both handlers stay attached, so a reply or an error that arrives after the timeout is absorbed here.
+      work.then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  private fallback(
+    rules: readonly CompiledRule[],
+    keys: readonly string[],
+    cost: number,
+    charge: boolean,
+  ): readonly Outcome[] {
+    if (this.onError === 'closed') throw this.unavailable()
+    if (this.onError === 'local') return this.localStore().apply(rules, keys, cost, charge)
+    // 'open': admit, with the numbers of a key that has used nothing.
+    const now = this.now()
+    return rules.map((rule) => algorithms[rule.algorithm](undefined, now, cost, rule, false))
+  }
+
+  private failed(error: unknown): void {
+    this.lastError = error
+    if (this.outageSince !== undefined) return
+    this.outageSince = Date.now()
+    this.nextProbeAt = this.outageSince + this.probeIntervalMs
+    const answer = { local: 'deciding from local memory', open: 'admitting every request', closed: 'rejecting' }[
+      this.onError
+    ]
+    this.logger.warn(`sluice: Redis is unavailable (${message(error)}); ${answer} until it answers again`)
+  }
+
+  /** During an outage: one PING at a time, at most every probeIntervalMs, and only while requests come in. */
+  private probe(): void {
+    if (this.probing || Date.now() < this.nextProbeAt) return
+    this.probing = true
+    this.withTimeout(this.client.ping()).then(
+      () => {
+        this.probing = false
+        this.recovered()
+      },
+      (error: unknown) => {
+        this.probing = false
+        this.lastError = error
+        this.nextProbeAt = Date.now() + this.probeIntervalMs
+      },
+    )
+  }
+
+  private recovered(): void {
+    if (this.outageSince === undefined) return
+    const lasted = Date.now() - this.outageSince
+    this.outageSince = undefined
+    this.lastError = undefined
+    // The local counts were a stand-in; Redis is the truth again, and the next outage starts afresh.
+    this.local?.clear()
+    this.logger.info(`sluice: Redis answers again after ${lasted} ms; decisions come from Redis again`)
+  }
+
+  private unavailable(): StoreUnavailableError {
+    return new StoreUnavailableError(`sluice: Redis is unavailable (${message(this.lastError)})`, {
+      cause: this.lastError,
+    })
+  }
+
+  private localStore(): MemoryStore {
+    if (this.local === undefined) {
+      const options: { maxKeys: number; clock?: () => number } = { maxKeys: this.localMaxKeys }
+      if (this.clock !== undefined) options.clock = this.clock
+      this.local = new MemoryStore(options)
+    }
+    return this.local
+  }
+
+  private now(): number {
+    return Math.floor(this.clock === undefined ? Date.now() : this.clock())
+  }
+
+  private knownRejection(rejectionKey: string, cost: number): readonly Outcome[] | undefined {
+    const known = this.rejected.get(rejectionKey)
+    if (known === undefined) return undefined
+    const now = this.now()
+    if (now >= known.until) {
+      this.rejected.delete(rejectionKey)
+      return undefined
+    }
+    if (cost < known.cost) return undefined
+    const elapsed = now - known.at
+    return known.outcomes.map((outcome) => ({
+      ...outcome,
+      resetMs: Math.max(0, outcome.resetMs - elapsed),
+      retryAfterMs: outcome.allowed ? 0 : Math.max(0, outcome.retryAfterMs - elapsed),
+    }))
+  }
+
+  private remember(rejectionKey: string, cost: number, outcomes: readonly Outcome[]): void {
+    let wait = 0
+    for (const outcome of outcomes) if (!outcome.allowed) wait = Math.max(wait, outcome.retryAfterMs)
+    // A fresh answer replaces what was known; an admitted one (for example a smaller cost) ends the rejection.
+    this.rejected.delete(rejectionKey)
+    if (wait <= 0 || !Number.isFinite(wait)) return
+    if (this.rejected.size >= this.shortCircuitMaxKeys) {
+      const oldest = this.rejected.keys().next()
+      if (!oldest.done) this.rejected.delete(oldest.value)
+    }
+    const now = this.now()
+    // retryAfterMs is relative to the script's instant; counting it from the reply's arrival errs on the late side.
+    this.rejected.set(rejectionKey, { until: now + wait, cost, at: now, outcomes })
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('sluice: this RedisStore is closed')
+  }
+}
+
+/** Indexes of the keys, grouped by cluster slot, each group and the groups in the order of the rules. */
+function groupBySlot(redisKeys: readonly string[]): number[][] {
+  const groups = new Map<number, number[]>()
+  redisKeys.forEach((key, i) => {
+    const slot = keySlot(key)
+    const group = groups.get(slot)
+    if (group === undefined) groups.set(slot, [i])
+    else group.push(i)
+  })
+  return [...groups.values()]
+}
+
+function parseReply(reply: unknown, rules: number): Outcome[] {
+  if (!Array.isArray(reply) || reply.length !== rules * FIELDS_PER_RULE) {
+    throw new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
+  }
+  const outcomes: Outcome[] = []
+  for (let i = 0; i < reply.length; i += FIELDS_PER_RULE) {
+    const retryAfterMs = Number(reply[i + 3])
+    outcomes.push({
+      allowed: reply[i] === 1,
+      remaining: Number(reply[i + 1]),
+      resetMs: Number(reply[i + 2]),
+      retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
+      delayMs: Number(reply[i + 4]),
+    })
+  }
+  return outcomes
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) {
+    return String(value)
+  }
+  if (typeof value === 'function') return 'a function'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value
+}

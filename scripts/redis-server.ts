@@ -1,0 +1,301 @@
+// Test infrastructure: a private redis-server (or a 6-node Redis Cluster) on free loopback ports, started and
+// stopped by the suites themselves. Nothing here is shipped; the suites import it directly.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** A redis-server this process started. */
+export interface RedisServer {
+  readonly host: '127.0.0.1'
+  readonly port: number
+  /** The server's working directory (a fresh temp dir). */
+  readonly dir: string
+  /** Stops the server (SHUTDOWN NOSAVE) and removes its directory. Safe to call twice. */
+  stop(): Promise<void>
+  /** SIGKILLs the server, as a crash would, and waits until its port refuses connections. */
+  kill(): Promise<void>
+  /** Starts the server again on the same port (empty, since nothing is persisted). */
+  restart(): Promise<void>
+  /** Whether the server process is running. */
+  readonly running: boolean
+}
+
+/** A Redis Cluster of 3 masters with one replica each, all on loopback. */
+export interface RedisCluster {
+  readonly nodes: readonly RedisServer[]
+  /** Where clients start: every node, as ioredis's Cluster takes them. */
+  readonly startupNodes: readonly { host: string; port: number }[]
+  stop(): Promise<void>
+}
+
+const HOST = '127.0.0.1'
+const START_TIMEOUT_MS = 10_000
+
+/**
+ * Makes sure `redis-server` and `redis-cli` exist. When they do not and this process is root, installs Debian's
+ * redis-server package (which brings redis-tools); otherwise throws saying how to install it.
+ */
+export function ensureRedisInstalled(): void {
+  if (hasRedis()) return
+  const root = typeof process.getuid === 'function' && process.getuid() === 0
+  if (!root || spawnSync('apt-get', ['--version']).error) {
+    throw new Error(
+      'redis-server is not installed. Install it (Debian/Ubuntu: `sudo apt-get install -y redis-server`, ' +
+        'macOS: `brew install redis`) and run the tests again.',
+    )
+  }
+  // Two jest workers may get here at once: apt would fail on its own lock, so take ours first.
+  const lock = join(tmpdir(), 'sluice-redis-install.lock')
+  const deadline = Date.now() + 300_000
+  for (;;) {
+    try {
+      mkdirSync(lock)
+      break
+    } catch {
+      if (hasRedis()) return
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock} (remove it if no install is running)`)
+      // A lock older than 10 minutes belongs to a process that died.
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()
+      if (Date.now() - since > 600_000) rmdirSync(lock)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250)
+    }
+  }
+  try {
+    if (hasRedis()) return
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
+    for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'redis-server']]) {
+      const result = spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=120', ...args], { env, encoding: 'utf8' })
+      if (result.status !== 0) {
+        throw new Error(`apt-get ${args.join(' ')} failed:\n${result.stderr || result.stdout}`)
+      }
+    }
+    if (!hasRedis()) throw new Error('apt-get installed redis-server, but redis-server is still not on the PATH')
+  } finally {
+    rmdirSync(lock)
+  }
+}
+
+function hasRedis(): boolean {
+  return ['redis-server', 'redis-cli'].every((bin) => spawnSync(bin, ['--version']).status === 0)
+}
+
+/** A TCP port that was free a moment ago (and, for a cluster node, whose bus port + 10000 is free too). */
+export async function freePort(withBusPort = false): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = await listenOnce(0)
+    if (!withBusPort) return port
+    if (port + 10_000 < 65_536 && (await canListen(port + 10_000))) return port
+  }
+  throw new Error('no free port pair found')
+}
+
+function listenOnce(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(port, HOST, () => {
+      const address = server.address()
+      const chosen = typeof address === 'object' && address !== null ? address.port : port
+      server.close(() => resolve(chosen))
+    })
+  })
+}
+
+async function canListen(port: number): Promise<boolean> {
+  try {
+    await listenOnce(port)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Sends one inline command and resolves with the first reply line, or rejects when nothing listens. */
+export function rawCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host: HOST, port })
+    let data = ''
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`no reply to ${command} on port ${port}`))
+    }, timeoutMs)
+    socket.on('connect', () => socket.write(`${command}\r\n`))
+    socket.on('data', (chunk) => {
+      data += chunk.toString('utf8')
+      if (data.includes('\r\n')) {
+        clearTimeout(timer)
+        socket.end()
+        resolve(data)
+      }
+    })
+    socket.on('error', (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+  })
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    if (await check().catch(() => false)) return
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/**
+ * Starts a private `redis-server` on a free loopback port with a temp dir and no persistence.
+ *
+ * @example
+ * const redis = await startRedis()
+ * const client = new Redis({ host: redis.host, port: redis.port })
+ * // ...
+ * await redis.stop()
+ */
+export async function startRedis(options: { port?: number; args?: readonly string[] } = {}): Promise<RedisServer> {
+  ensureRedisInstalled()
+  const port = options.port ?? (await freePort())
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'))
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    HOST,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--protected-mode',
+    'no',
+    ...(options.args ?? []),
+  ]
+  let child: ChildProcess | undefined
+  let exited: Promise<void> = Promise.resolve()
+  let stopped = false
+
+  const launch = async () => {
+    const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let output = ''
+    proc.stdout?.on('data', (chunk: Buffer) => {
+      if (output.length < 20_000) output += chunk.toString('utf8')
+    })
+    proc.stderr?.on('data', (chunk: Buffer) => {
+      if (output.length < 20_000) output += chunk.toString('utf8')
+    })
+    exited = new Promise((resolve) => proc.once('exit', () => resolve()))
+    child = proc
+    let gone = false
+    proc.once('exit', () => {
+      gone = true
+    })
+    await waitFor(`redis-server on port ${port}`, async () => {
+      if (gone) throw new Error(`redis-server exited at start:\n${output}`)
+      return (await rawCommand(port, 'PING')).startsWith('+PONG')
+    }).catch((error: unknown) => {
+      proc.kill('SIGKILL')
+      throw new Error(`${(error as Error).message}\n${output}`)
+    })
+  }
+
+  const halt = async (signal: NodeJS.Signals) => {
+    const proc = child
+    if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return
+    proc.kill(signal)
+    await exited
+    await waitFor(
+      `port ${port} to close`,
+      async () =>
+        !(await rawCommand(port, 'PING', 200).then(
+          () => true,
+          () => false,
+        )),
+    )
+  }
+
+  await launch()
+  return {
+    host: HOST,
+    port,
+    dir,
+    get running() {
+      return child !== undefined && child.exitCode === null && child.signalCode === null
+    },
+    async stop() {
+      if (stopped) return
+      stopped = true
+      await halt('SIGTERM')
+      rmSync(dir, { recursive: true, force: true })
+    },
+    kill: () => halt('SIGKILL'),
+    async restart() {
+      await halt('SIGKILL')
+      await launch()
+    },
+  }
+}
+
+/**
+ * Starts a Redis Cluster of 6 nodes on loopback (3 masters, 3 replicas) with `redis-cli --cluster create`, and
+ * waits until every node reports `cluster_state:ok`.
+ *
+ * @example
+ * const cluster = await startCluster()
+ * const client = new Cluster([...cluster.startupNodes])
+ * // ...
+ * await cluster.stop()
+ */
+export async function startCluster(): Promise<RedisCluster> {
+  ensureRedisInstalled()
+  const nodes: RedisServer[] = []
+  try {
+    for (let i = 0; i < 6; i++) {
+      const port = await freePort(true)
+      nodes.push(
+        await startRedis({
+          port,
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            '--cluster-node-timeout',
+            '5000',
+          ],
+        }),
+      )
+    }
+    const create = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...nodes.map((n) => `${HOST}:${n.port}`), '--cluster-replicas', '1', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 60_000 },
+    )
+    if (create.status !== 0) throw new Error(`redis-cli --cluster create failed:\n${create.stdout}${create.stderr}`)
+    for (const node of nodes) {
+      await waitFor(
+        `cluster_state:ok on port ${node.port}`,
+        async () => (await clusterInfo(node.port)).includes('cluster_state:ok'),
+        30_000,
+      )
+    }
+  } catch (error) {
+    await Promise.all(nodes.map((n) => n.stop()))
+    throw error
+  }
+  return {
+    nodes,
+    startupNodes: nodes.map((n) => ({ host: HOST, port: n.port })),
+    async stop() {
+      await Promise.all(nodes.map((n) => n.stop()))
+    },
+  }
+}
+
+function clusterInfo(port: number): Promise<string> {
+  const result = spawnSync('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], { encoding: 'utf8' })
+  return Promise.resolve(result.stdout ?? '')
+}
