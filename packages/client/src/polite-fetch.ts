@@ -131,7 +131,11 @@ export function createPoliteFetch(defaults: PoliteFetchOptions = {}) {
 }
 
 async function send(input: string | URL | Request, init: RequestInit | undefined, settings: Settings) {
-  const request = input instanceof Request ? input : undefined
+  // By shape, not `instanceof`: a Request of another fetch implementation or realm must be cloned all the same.
+  const request =
+    typeof input === 'object' && typeof (input as Partial<Request>).clone === 'function'
+      ? (input as Request)
+      : undefined
   const signal = init?.signal ?? request?.signal ?? undefined
   const method = (init?.method ?? request?.method ?? 'GET').toUpperCase()
   // init.headers replaces a Request's headers in fetch, so the same precedence holds here.
@@ -152,8 +156,7 @@ async function send(input: string | URL | Request, init: RequestInit | undefined
       // A Request's body can be read once: each attempt sends a clone and leaves the original unread.
       response = await fetchImpl(request ? request.clone() : input, { ...init, headers })
     } catch (error) {
-      // The fetch standard reports a network error as a TypeError; anything else (an abort, a bug) is not retried.
-      const networkError = error instanceof TypeError && settings.retryNetworkErrors && !signal?.aborted
+      const networkError = isNetworkError(error) && settings.retryNetworkErrors && !signal?.aborted
       if (!networkError || !retryable || attempt >= settings.maxAttempts) throw error
       const waitMs = backoffDelayMs(attempt, settings)
       settings.onRetry?.({ attempt, waitMs, reason: 'network-error', source: 'backoff', error })
@@ -191,18 +194,23 @@ function planWait(response: Response, attempt: number, settings: Settings) {
   return { waitMs: asked + spread, asked, source }
 }
 
-/** Whether fetch can send this body again: everything but a stream, which is consumed by the first attempt. */
+/**
+ * The fetch standard reports a network error as a TypeError; anything else (an abort, a bug) is not retried. The
+ * name is compared, not the class: Node's fetch throws a TypeError of its own realm, which fails `instanceof` in a
+ * vm context such as a jest environment.
+ */
+function isNetworkError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'TypeError'
+}
+
+/**
+ * Whether fetch can send this body again: everything but a stream (a ReadableStream or an async iterable), which
+ * the first attempt consumes. Checked by shape rather than class, so bodies from another realm are judged right.
+ */
 function isReplayable(body: RequestInit['body']): boolean {
-  return (
-    body === null ||
-    body === undefined ||
-    typeof body === 'string' ||
-    body instanceof URLSearchParams ||
-    body instanceof Blob ||
-    body instanceof FormData ||
-    body instanceof ArrayBuffer ||
-    ArrayBuffer.isView(body)
-  )
+  if (typeof body !== 'object' || body === null) return true
+  const candidate = body as { getReader?: unknown; [Symbol.asyncIterator]?: unknown }
+  return typeof candidate.getReader !== 'function' && typeof candidate[Symbol.asyncIterator] !== 'function'
 }
 
 function resolveOptions(options: PoliteFetchOptions): Settings {
