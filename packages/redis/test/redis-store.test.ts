@@ -1,0 +1,310 @@
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { type CompiledRule, createLimiter, InvalidOptionError } from '@sluice/core'
+import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
+import fc from 'fast-check'
+import Redis from 'ioredis'
+import { type RedisServer, startRedis } from '../../../scripts/redis-server'
+import { redisKey } from '../src/keys'
+import { SCRIPT, SCRIPT_SHA } from '../src/script'
+
+let server: RedisServer
+let client: Redis
+
+beforeAll(async () => {
+  server = await startRedis()
+  client = new Redis({ host: server.host, port: server.port, lazyConnect: true })
+  await client.connect()
+})
+
+afterAll(async () => {
+  client?.disconnect()
+  await server?.stop()
+})
+
+beforeEach(async () => {
+  await client.flushdb()
+  await client.config('RESETSTAT')
+})
+
+/** How many times each command ran since the last CONFIG RESETSTAT (INFO commandstats). */
+async function commandCalls(): Promise<Record<string, number>> {
+  const info = await client.info('commandstats')
+  const calls: Record<string, number> = {}
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1] as string] = Number(match[2])
+  return calls
+}
+
+const quiet = { warn: () => {}, info: () => {} }
+
+describe('options', () => {
+  const valid: RedisStoreOptions = { client: new Redis({ lazyConnect: true }) }
+  afterAll(() => valid.client && (valid.client as Redis).disconnect())
+
+  test.each<[string, Record<string, unknown>]>([
+    ['client', { client: undefined }],
+    ['client', { client: { evalsha: () => {} } }],
+    ['timeout', { timeout: 0 }],
+    ['timeout', { timeout: 12.5 }],
+    ['timeout', { timeout: '100' }],
+    ['onError', { onError: 'retry' }],
+    ['logger', { logger: { warn: () => {} } }],
+    ['probeIntervalMs', { probeIntervalMs: -1 }],
+    ['shortCircuitMaxKeys', { shortCircuitMaxKeys: 1.5 }],
+    ['localMaxKeys', { localMaxKeys: 0 }],
+    ['clock', { clock: 42 }],
+  ])('a bad %s is an InvalidOptionError naming it', (option, bad) => {
+    const attempt = () => new RedisStore({ ...valid, ...bad } as RedisStoreOptions)
+    expect(attempt).toThrow(InvalidOptionError)
+    expect(attempt).toThrow(expect.objectContaining({ option }))
+  })
+
+  test('defaults: 100 ms timeout, local fallback', () => {
+    const store = new RedisStore(valid)
+    expect(store.timeout).toBe(100)
+    expect(store.onError).toBe('local')
+  })
+})
+
+describe('the script', () => {
+  test('SCRIPT LOAD answers the SHA the store sends with EVALSHA', async () => {
+    expect(await client.script('LOAD', SCRIPT)).toBe(SCRIPT_SHA)
+    expect(SCRIPT_SHA).toBe(createHash('sha1').update(SCRIPT).digest('hex'))
+  })
+
+  test('holds one Lua file per algorithm, each beside the TypeScript algorithm of the same name', () => {
+    const lua = join(__dirname, '../src/lua')
+    const core = join(__dirname, '../../core/src/algorithms')
+    for (const file of readdirSync(lua).filter((f) => !['math.lua', 'main.lua'].includes(f))) {
+      const name = file.replace('.lua', '')
+      expect(readdirSync(core)).toContain(`${name}.ts`)
+      expect(SCRIPT).toContain(readFileSync(join(lua, file), 'utf8').trimEnd())
+      expect(SCRIPT).toContain(`local function ${name.replace('-', '_')}(state, now, cost, p, charge)`)
+    }
+  })
+
+  test('after SCRIPT FLUSH (as after a restart) the next request reloads the script once and goes on', async () => {
+    const limiter = createLimiter({ limit: 2, window: '1m', store: new RedisStore({ client, logger: quiet }) })
+    expect((await limiter.consume('flushed')).allowed).toBe(true)
+    await client.script('FLUSH')
+    await client.config('RESETSTAT')
+    expect((await limiter.consume('flushed')).remaining).toBe(0)
+    expect((await limiter.consume('flushed')).allowed).toBe(false)
+    const calls = await commandCalls()
+    expect(calls['eval']).toBe(1)
+    expect(calls['evalsha']).toBe(2)
+  })
+})
+
+describe('round trips', () => {
+  test('three stacked rules cost exactly one EVALSHA per request', async () => {
+    const limiter = createLimiter({
+      store: new RedisStore({ client }),
+      rules: [
+        { name: 'user', limit: 100, window: '1m' },
+        { name: 'tenant', limit: 2000, window: '1m', algorithm: 'fixed-window' },
+        { name: 'global', limit: 400, window: '1s', algorithm: 'token-bucket' },
+      ],
+    })
+    await client.script('LOAD', SCRIPT)
+    await client.config('RESETSTAT')
+    for (let i = 0; i < 50; i++) await limiter.consume(['user:42', 'tenant:acme', 'all'])
+    const calls = await commandCalls()
+    expect(calls['evalsha']).toBe(50)
+    expect(calls['eval'] ?? 0).toBe(0)
+    // Inside those 50 scripts: one GET per rule, one SET per rule.
+    expect(calls['get']).toBe(150)
+    expect(calls['set']).toBe(150)
+  })
+
+  test('a flood from one rejected key sends no command to Redis until its retry time', async () => {
+    let now = 1_700_000_000_000
+    const store = new RedisStore({ client, clock: () => now })
+    const limiter = createLimiter({ limit: 3, window: '1s', algorithm: 'sliding-log', store })
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('flood')).allowed).toBe(true)
+    const rejected = await limiter.consume('flood')
+    expect(rejected.retryAfterMs).toBe(1000)
+    await client.config('RESETSTAT')
+    for (let i = 0; i < 999; i++) {
+      now += 1
+      const decision = await limiter.consume('flood', 1 + (i % 3))
+      expect(decision.allowed).toBe(false)
+      expect(decision.retryAfterMs).toBe(999 - i)
+    }
+    expect((await commandCalls())['evalsha'] ?? 0).toBe(0)
+    now += 1 // the retry time: Redis decides again, and admits
+    expect((await limiter.consume('flood')).allowed).toBe(true)
+    expect((await commandCalls())['evalsha']).toBe(1)
+  })
+
+  test('the short-circuit asks Redis again for a smaller cost, which may fit', async () => {
+    const now = 1_700_000_000_000
+    const store = new RedisStore({ client, clock: () => now })
+    const limiter = createLimiter({ limit: 5, window: '1m', algorithm: 'fixed-window', store })
+    expect((await limiter.consume('costly', 4)).allowed).toBe(true)
+    expect((await limiter.consume('costly', 3)).allowed).toBe(false)
+    expect((await limiter.consume('costly', 1)).allowed).toBe(true)
+  })
+
+  test('the short-circuit holds at most shortCircuitMaxKeys keys, dropping the oldest', async () => {
+    const now = 1_700_000_000_000
+    const store = new RedisStore({ client, clock: () => now, shortCircuitMaxKeys: 2 })
+    const limiter = createLimiter({ limit: 1, window: '1m', store })
+    for (const key of ['a', 'b', 'c']) {
+      await limiter.consume(key)
+      await limiter.consume(key)
+    }
+    await client.config('RESETSTAT')
+    for (const key of ['b', 'c', 'a']) expect((await limiter.consume(key)).allowed).toBe(false)
+    expect((await commandCalls())['evalsha']).toBe(1) // only 'a' was forgotten
+  })
+
+  test('reset forgets the key in Redis and in the short-circuit', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m', store: new RedisStore({ client }) })
+    await limiter.consume('again')
+    expect((await limiter.consume('again')).allowed).toBe(false)
+    await limiter.reset('again')
+    expect((await limiter.consume('again')).allowed).toBe(true)
+  })
+
+  test('refund gives the cost back in Redis', async () => {
+    const limiter = createLimiter({
+      limit: 3,
+      window: '1m',
+      algorithm: 'token-bucket',
+      store: new RedisStore({ client }),
+    })
+    await limiter.consume('refunded', 3)
+    expect((await limiter.peek('refunded')).remaining).toBe(0)
+    await limiter.refund('refunded', 2)
+    expect((await limiter.peek('refunded')).remaining).toBe(2)
+  })
+
+  test('peek writes nothing', async () => {
+    const limiter = createLimiter({ limit: 3, window: '1m', store: new RedisStore({ client }) })
+    expect((await limiter.peek('peeked')).remaining).toBe(3)
+    expect(await client.dbsize()).toBe(0)
+  })
+})
+
+describe('time and expiry', () => {
+  test('a 250 ms window on the Redis clock', async () => {
+    const limiter = createLimiter({
+      algorithm: 'fixed-window',
+      limit: 2,
+      window: '250ms',
+      store: new RedisStore({ client }),
+    })
+    const decisions = [await limiter.consume('fast'), await limiter.consume('fast'), await limiter.consume('fast')]
+    const rejected = decisions.find((d) => !d.allowed)
+    // Three calls take far less than 250 ms, unless they straddle a window boundary.
+    if (rejected !== undefined) {
+      expect(rejected.retryAfterMs).toBeGreaterThan(0)
+      expect(rejected.retryAfterMs).toBeLessThanOrEqual(250)
+    }
+    for (const d of decisions) expect(d.resetMs).toBeLessThanOrEqual(250)
+    expect(decisions.filter((d) => d.allowed).length).toBeGreaterThanOrEqual(2)
+  })
+
+  test('after a run every key has a TTL: the time until its state is a new key state', async () => {
+    const algorithms = ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket'] as const
+    for (const algorithm of algorithms) {
+      const limiter = createLimiter({ algorithm, limit: 5, window: '1m', store: new RedisStore({ client }) })
+      for (let i = 0; i < 40; i++) {
+        const decision = await limiter.consume(`ttl:${i % 7}`, 1 + (i % 2))
+        const [key] = limiter.rules.map((rule) => redisKey(rule, `ttl:${i % 7}`))
+        const ttl = await client.pttl(key as string)
+        expect(ttl).toBeGreaterThan(0)
+        // The key lives exactly as long as the state matters: the script's TIME is floored to the ms, Redis's own
+        // expiry clock is not, and the PTTL call takes a little time.
+        expect(ttl).toBeLessThanOrEqual(decision.resetMs + 2)
+        expect(ttl).toBeGreaterThan(decision.resetMs - 50)
+      }
+    }
+    const keys = await client.keys('*')
+    expect(keys.length).toBe(35)
+    for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0)
+  })
+
+  test('keys disappear once their state has expired', async () => {
+    const limiter = createLimiter({
+      limit: 5,
+      window: '250ms',
+      algorithm: 'sliding-log',
+      store: new RedisStore({ client }),
+    })
+    await limiter.consume('short-lived')
+    expect(await client.dbsize()).toBe(1)
+    const ttl = await client.pttl(redisKey(limiter.rules[0] as CompiledRule, 'short-lived'))
+    expect(ttl).toBeLessThanOrEqual(250)
+    // Redis deletes it on its own clock; wait for that event, bounded well above the 250 ms.
+    const deadline = Date.now() + 3000
+    while ((await client.dbsize()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(await client.dbsize()).toBe(0)
+  })
+})
+
+describe('keys', () => {
+  const oddKeys = [
+    '{',
+    '}',
+    '{}',
+    '{a}',
+    'a}',
+    'a b',
+    'line\nbreak',
+    'ключ',
+    '🔑',
+    '%7B',
+    '%',
+    ':',
+    '',
+    'k'.repeat(10_240),
+  ]
+
+  test('odd keys work and never share state', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m', store: new RedisStore({ client }) })
+    for (const key of oddKeys) expect((await limiter.consume(key)).allowed).toBe(true)
+    for (const key of oddKeys) expect((await limiter.consume(key)).allowed).toBe(false)
+    expect(await client.dbsize()).toBe(oddKeys.length)
+  })
+
+  test('the key encoding is injective over prefix, rule and user key', () => {
+    const rule = (prefix: string, name: string) =>
+      createLimiter({ prefix, name, limit: 1, window: 1000 }).rules[0] as CompiledRule
+    const part = fc.string({ unit: fc.constantFrom('a', ':', '{', '}', '%', '7', 'B', ' ', '\n', 'é') })
+    const name = fc.constantFrom('a', 'b', 'a.b', 'a-b')
+    fc.assert(
+      fc.property(part.filter(Boolean), name, part, part.filter(Boolean), name, part, (p1, n1, k1, p2, n2, k2) => {
+        const same = redisKey(rule(p1, n1), k1) === redisKey(rule(p2, n2), k2)
+        expect(same).toBe(p1 === p2 && n1 === n2 && k1 === k2)
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  test("every key's hash tag is exactly its escaped user key, so one user key's rules share a slot", () => {
+    const rules = createLimiter({
+      rules: [
+        { name: 'a', limit: 1, window: 1000 },
+        { name: 'b', limit: 1, window: 1000, algorithm: 'token-bucket' },
+      ],
+      prefix: 'p{x}',
+    }).rules
+    for (const key of oddKeys.slice(0, -1)) {
+      const [a, b] = rules.map((rule) => redisKey(rule, key))
+      const tag = (k: string) => k.slice(k.indexOf('{') + 1, k.indexOf('}', k.indexOf('{') + 1))
+      expect(tag(a as string)).toBe(tag(b as string))
+      expect(tag(a as string)).toBe(key.replace(/%/g, '%25').replace(/\{/g, '%7B').replace(/\}/g, '%7D'))
+    }
+  })
+})
+
+test('close() ends the store', async () => {
+  const store = new RedisStore({ client })
+  const limiter = createLimiter({ limit: 1, window: '1m', store })
+  await limiter.consume('closing')
+  store.close()
+  await expect(limiter.consume('closing')).rejects.toThrow('closed')
+})

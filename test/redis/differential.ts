@@ -1,0 +1,205 @@
+// The differential check shared by the standalone and the Cluster suites: random traces replayed at the same
+// instants through a MemoryStore (the reference) and a RedisStore must give identical outcomes, op for op.
+import { type AlgorithmName, type CompiledRule, createLimiter, MemoryStore, type Outcome } from '@sluice/core'
+import { RedisStore, type RedisStoreClient } from '@sluice/redis'
+import fc from 'fast-check'
+
+type StoreAlgorithm = AlgorithmName | 'leaky-queue'
+
+interface RuleSpec {
+  algorithm: StoreAlgorithm
+  limit: number
+  window: number
+  rate: number | undefined
+}
+
+type Op =
+  | { kind: 'apply'; gap: Gap; keys: number[]; cost: number; charge: boolean }
+  | { kind: 'refund'; gap: Gap; keys: number[]; cost: number }
+  | { kind: 'reset'; gap: Gap; keys: number[] }
+
+/** How far time moves before an op: a plain gap, or to an instant where an answer changes. */
+type Gap =
+  | { to: 'plain'; ms: number }
+  | { to: 'window-boundary'; offset: -1 | 0 | 1 }
+  | { to: 'retry-after'; offset: -1 | 0 | 1 }
+  | { to: 'reset'; offset: -1 | 0 | 1 }
+
+interface Trace {
+  rules: RuleSpec[]
+  start: number
+  ops: Op[]
+}
+
+// A 250 ms window, windows that do not divide a second, a minute; rates that make fractional token intervals.
+const WINDOWS = [1, 7, 250, 1000, 1500, 60_000]
+const RATES = [0.37, 1, 3, 7.5, 1000]
+// Keys the store must keep apart; one of them is 10 kB.
+export const ODD_KEYS = ['a', 'b', '{a}', 'a}', '{', '', 'x y\nz', 'ключ:🔑', '%7B', 'k'.repeat(10_000)]
+const BUCKETS: readonly StoreAlgorithm[] = ['token-bucket', 'leaky-bucket', 'leaky-queue']
+
+function ruleArb(algorithms: readonly StoreAlgorithm[]): fc.Arbitrary<RuleSpec> {
+  return fc.record({
+    algorithm: fc.constantFrom(...algorithms),
+    limit: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 7, max: 60 })),
+    window: fc.constantFrom(...WINDOWS),
+    rate: fc.option(fc.constantFrom(...RATES), { nil: undefined, freq: 3 }),
+  })
+}
+
+function gapArb(): fc.Arbitrary<Gap> {
+  const offset = fc.constantFrom(-1 as const, 0 as const, 1 as const)
+  return fc.oneof(
+    { weight: 5, arbitrary: fc.record({ to: fc.constant('plain' as const), ms: fc.integer({ min: 0, max: 400 }) }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('plain' as const), ms: fc.integer({ min: 0, max: 90_000 }) }) },
+    { weight: 2, arbitrary: fc.record({ to: fc.constant('window-boundary' as const), offset }) },
+    { weight: 2, arbitrary: fc.record({ to: fc.constant('retry-after' as const), offset }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
+  )
+}
+
+function traceArb(algorithms: readonly StoreAlgorithm[], maxRules: number): fc.Arbitrary<Trace> {
+  return fc.array(ruleArb(algorithms), { minLength: 1, maxLength: maxRules }).chain((rules) => {
+    const keys = fc.array(fc.integer({ min: 0, max: 3 }), { minLength: rules.length, maxLength: rules.length })
+    const maxCost = Math.max(...rules.map((r) => r.limit)) + 1
+    const cost = fc.oneof(
+      { weight: 4, arbitrary: fc.constant(1) },
+      { weight: 2, arbitrary: fc.integer({ min: 1, max: maxCost }) },
+    )
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      {
+        weight: 12,
+        arbitrary: fc.record({
+          kind: fc.constant('apply' as const),
+          gap: gapArb(),
+          keys,
+          cost,
+          charge: fc.constant(true),
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('apply' as const),
+          gap: gapArb(),
+          keys,
+          cost,
+          charge: fc.constant(false),
+        }),
+      },
+      { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), gap: gapArb(), keys, cost }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset' as const), gap: gapArb(), keys }) },
+    )
+    return fc.record({
+      rules: fc.constant(rules),
+      start: fc.integer({ min: 1_700_000_000_000, max: 1_800_000_000_000 }),
+      ops: fc.array(op, { minLength: 1, maxLength: 30 }),
+    })
+  })
+}
+
+function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
+  const compiled = createLimiter({
+    prefix,
+    rules: specs.map((spec, i) => {
+      const algorithm = spec.algorithm === 'leaky-queue' ? 'leaky-bucket' : spec.algorithm
+      const rule = { name: `r${i}`, algorithm, limit: spec.limit }
+      return BUCKETS.includes(spec.algorithm) && spec.rate !== undefined
+        ? { ...rule, rate: spec.rate }
+        : { ...rule, window: spec.window }
+    }),
+  }).rules
+  // The queue behind schedule() runs as its own store algorithm; a compiled rule says which one to run.
+  return compiled.map((rule, i) =>
+    specs[i]?.algorithm === 'leaky-queue'
+      ? { ...rule, algorithm: 'leaky-queue', algorithmCode: 'lq', keyPrefix: `${prefix}:${rule.name}:lq:` }
+      : rule,
+  )
+}
+
+function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: readonly Outcome[]): number {
+  switch (gap.to) {
+    case 'plain':
+      return now + gap.ms
+    case 'window-boundary': {
+      const w = (rules[0] as CompiledRule).windowMs
+      return Math.max(now, (Math.floor(now / w) + 1) * w + gap.offset)
+    }
+    case 'retry-after': {
+      const waits = last.map((o) => o.retryAfterMs).filter((ms) => ms > 0 && Number.isFinite(ms))
+      return now + Math.max(0, (waits.length > 0 ? Math.max(...waits) : 1) + gap.offset)
+    }
+    case 'reset': {
+      const resets = last.map((o) => o.resetMs)
+      return now + Math.max(0, (resets.length > 0 ? Math.max(...resets) : 1) + gap.offset)
+    }
+  }
+}
+
+/** The fields a store reports (MemoryStore's steps also carry the state). */
+function outcomes(list: readonly Outcome[]): Outcome[] {
+  return list.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
+    allowed,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    delayMs,
+  }))
+}
+
+let traceCount = 0
+
+/**
+ * Replays `numRuns` random traces through both stores; each run gets its own key prefix. Fails with the shrunk
+ * trace and the first op where the outcomes differ.
+ */
+export async function differential(
+  client: RedisStoreClient,
+  algorithms: readonly StoreAlgorithm[],
+  options: { numRuns: number; maxRules: number; seed?: number },
+): Promise<number> {
+  let ops = 0
+  const property = fc.asyncProperty(traceArb(algorithms, options.maxRules), async (trace) => {
+    const rules = compile(trace.rules, `diff${process.pid}.${traceCount++}`)
+    let now = trace.start
+    const clock = () => now
+    const memory = new MemoryStore({ clock })
+    const redis = new RedisStore({ client, clock, shortCircuitMaxKeys: 0, timeout: 5000 })
+    let last: readonly Outcome[] = []
+    for (const [step, op] of trace.ops.entries()) {
+      now = advance(now, op.gap, rules, last)
+      const keys = op.keys.map((k) => ODD_KEYS[k] as string)
+      ops++
+      if (op.kind === 'apply') {
+        const expected = outcomes(memory.apply(rules, keys, op.cost, op.charge))
+        const actual = outcomes(await redis.apply(rules, keys, op.cost, op.charge))
+        if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+          throw new Error(
+            `op ${step} at t=${now} (${JSON.stringify(op)}):\n  memory ${JSON.stringify(expected)}\n  redis  ${JSON.stringify(actual)}`,
+          )
+        }
+        last = expected
+      } else if (op.kind === 'refund') {
+        memory.refund(rules, keys, op.cost)
+        await redis.refund(rules, keys, op.cost)
+      } else {
+        memory.reset(rules, keys)
+        await redis.reset(rules, keys)
+      }
+    }
+    // The final state must agree too: peek every rule alone.
+    for (const [i, rule] of rules.entries()) {
+      const key = ODD_KEYS[trace.ops.at(-1)?.keys[i] ?? 0] as string
+      expect(outcomes(await redis.apply([rule], [key], 1, false))).toEqual(
+        outcomes(memory.apply([rule], [key], 1, false)),
+      )
+    }
+    memory.clear()
+    redis.close()
+  })
+  await fc.assert(property, {
+    numRuns: options.numRuns,
+    ...(options.seed === undefined ? {} : { seed: options.seed }),
+  })
+  return ops
+}
