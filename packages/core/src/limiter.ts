@@ -188,6 +188,8 @@ function isCost(cost: unknown): cost is number {
 class RuleLimiter implements Limiter {
   private readonly queueRules: readonly CompiledRule[] | undefined
   private readonly stacked: boolean
+  /** The rule of a single-rule limiter, for the fast path. */
+  private readonly single: CompiledRule | undefined
 
   constructor(
     readonly rules: readonly CompiledRule[],
@@ -195,10 +197,15 @@ class RuleLimiter implements Limiter {
     private readonly defaultCost: number,
   ) {
     this.stacked = rules.length > 1
+    this.single = this.stacked ? undefined : rules[0]
     this.queueRules = rules.every((rule) => rule.algorithm === 'leaky-bucket') ? rules.map(queueRule) : undefined
   }
 
   consume(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
+    const rule = this.single
+    if (rule !== undefined && typeof key === 'string' && isCost(cost) && cost <= rule.limit) {
+      return this.decideOne(rule, key, cost, true)
+    }
     return this.decide(this.rules, key, cost, true)
   }
 
@@ -265,6 +272,22 @@ class RuleLimiter implements Limiter {
     return Promise.resolve(this.combine(rules, outcomes, cost))
   }
 
+  /** The hot path: one rule, one key, a cost that fits; no arrays unless the store lacks `applyOne`. */
+  private decideOne(rule: CompiledRule, key: string, cost: number, charge: boolean): Promise<Decision> {
+    const { store } = this
+    let outcome: Outcome | Promise<Outcome>
+    try {
+      outcome =
+        store.applyOne !== undefined
+          ? store.applyOne(rule, key, cost, charge)
+          : firstOutcome(store.apply(this.rules, [key], cost, charge))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    if (outcome instanceof Promise) return outcome.then((resolved) => toDecision(rule, resolved, cost))
+    return Promise.resolve(toDecision(rule, outcome, cost))
+  }
+
   private keysFor(key: string | readonly string[]): readonly string[] {
     if (typeof key === 'string') {
       if (!this.stacked) return [key]
@@ -310,6 +333,10 @@ class RuleLimiter implements Limiter {
     const binding = rules?.find((d) => d.costExceedsCapacity) ?? mark(peeked)
     return rules ? { ...binding, allowed: false, rules } : { ...binding, allowed: false }
   }
+}
+
+function firstOutcome(outcomes: readonly Outcome[] | Promise<readonly Outcome[]>): Outcome | Promise<Outcome> {
+  return outcomes instanceof Promise ? outcomes.then((resolved) => resolved[0] as Outcome) : (outcomes[0] as Outcome)
 }
 
 function toDecision(rule: CompiledRule, outcome: Outcome, cost: number): RuleDecision {

@@ -1,18 +1,21 @@
 // Integer helpers. Every quantity an algorithm keeps is an integer below 2^53, so these are exact in JS doubles
-// and in Redis's Lua doubles alike; the Lua scripts use the same formulas (math.fmod is C fmod, exact here).
+// and in Redis's Lua doubles alike. Lua may compute them another way (math.fmod is exact too): only the results must agree.
 
-/** floor(a / b) for integers a and b > 0, exact where Math.floor(a / b) could round up. */
+/**
+ * floor(a / b) for integers a and b > 0 (|a| + b below 2^53), exact where Math.floor(a / b) alone could be off by
+ * one: the rounded quotient is corrected with multiplications, which are exact here (and much cheaper than `%`
+ * on numbers too large for a small integer).
+ */
 export function floorDiv(a: number, b: number): number {
-  const r = a % b
-  const q = (a - r) / b
-  return r < 0 ? q - 1 : q
+  const q = Math.floor(a / b)
+  if (q * b > a) return q - 1
+  if ((q + 1) * b <= a) return q + 1
+  return q
 }
 
 /** ceil(a / b) for integers a and b > 0. */
 export function ceilDiv(a: number, b: number): number {
-  const r = a % b
-  const q = (a - r) / b
-  return r > 0 ? q + 1 : q
+  return -floorDiv(-a, b)
 }
 
 /** Greatest common divisor of two non-negative integers. */

@@ -16,6 +16,8 @@ export interface MemoryStoreOptions {
 /** One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). */
 interface Entry {
   readonly key: string
+  /** The rule's table the entry lives in. */
+  readonly table: Map<string, Entry>
   state: unknown
   /** When the state becomes the same as a new key's, so it can be dropped. */
   expiresAt: number
@@ -23,14 +25,21 @@ interface Entry {
   newer: Entry | undefined
 }
 
+/** The entry's state as the algorithms see it: none for a missing or expired key. */
+function stateAt(entry: Entry | undefined, now: number): unknown {
+  return entry === undefined || entry.expiresAt <= now ? undefined : entry.state
+}
+
 /**
  * Keeps every key's state in this process, bounded by `maxKeys` with least-recently-used eviction. Expired state
  * is dropped when it is next read and by a periodic sweep on an unref'd timer, so a flood of distinct keys never
  * grows memory past the bound and an idle store does not hold the process open.
  *
- * Eviction is exact least-recently-used: the entries form a doubly linked list beside the map, so finding the
- * oldest and moving a key to the young end are a few pointer writes. (A Map's own insertion order is not used:
- * after many deletions, finding its first entry means skipping every deleted slot.)
+ * Each rule has a table of its own, looked up by the caller's key string as it is: building a combined key would
+ * cost a new string and its hash on every request. Eviction is exact least-recently-used across all tables: the
+ * entries form one doubly linked list, so finding the oldest and moving a key to the young end are a few pointer
+ * writes. (A Map's own insertion order is not used: after many deletions, finding its first entry means skipping
+ * every deleted slot.)
  *
  * @example
  * const store = new MemoryStore({ maxKeys: 50_000 })
@@ -40,7 +49,11 @@ export class MemoryStore implements Store {
   readonly maxKeys: number
   private readonly clock: () => number
   private readonly sweepIntervalMs: number
-  private readonly entries = new Map<string, Entry>()
+  /** One table per rule, by the rule's key prefix (prefix, name and algorithm). */
+  private readonly tables = new Map<string, Map<string, Entry>>()
+  private lastRule: CompiledRule | undefined
+  private lastTable: Map<string, Entry> | undefined
+  private count = 0
   private head: Entry | undefined
   private tail: Entry | undefined
   private sweeper: ReturnType<typeof setInterval> | undefined
@@ -66,35 +79,36 @@ export class MemoryStore implements Store {
 
   /** How many keys the store holds now (expired ones included until they are swept). */
   get size(): number {
-    return this.entries.size
+    return this.count
+  }
+
+  applyOne(rule: CompiledRule, key: string, cost: number, charge: boolean): Outcome {
+    const now = Math.floor(this.clock())
+    const table = this.tableOf(rule)
+    const entry = this.touch(table, key)
+    const step = algorithms[rule.algorithm](stateAt(entry, now), now, cost, rule, charge)
+    if (charge && step.allowed) this.write(table, key, entry, step.state, now + step.resetMs)
+    return step
   }
 
   apply(rules: readonly CompiledRule[], keys: readonly string[], cost: number, charge: boolean): readonly Outcome[] {
+    if (rules.length === 1) return [this.applyOne(rules[0] as CompiledRule, keys[0] as string, cost, charge)]
     const now = Math.floor(this.clock())
-    if (rules.length === 1) {
-      // The common case, without the arrays of the general one.
-      const rule = rules[0] as CompiledRule
-      const storeKey = rule.keyPrefix + (keys[0] as string)
-      const entry = this.read(storeKey, now)
-      const step = algorithms[rule.algorithm](entry?.state, now, cost, rule, charge)
-      if (charge && step.allowed) this.write(storeKey, entry, step.state, now + step.resetMs)
-      return [step]
-    }
-    const storeKeys: string[] = []
+    const tables: Map<string, Entry>[] = []
     const found: (Entry | undefined)[] = []
     const states: unknown[] = []
     for (let i = 0; i < rules.length; i++) {
-      const storeKey = (rules[i] as CompiledRule).keyPrefix + (keys[i] as string)
-      const entry = this.read(storeKey, now)
-      storeKeys.push(storeKey)
+      const table = this.tableOf(rules[i] as CompiledRule)
+      const entry = this.touch(table, keys[i] as string)
+      tables.push(table)
       found.push(entry)
-      states.push(entry?.state)
+      states.push(stateAt(entry, now))
     }
     const steps = evaluateRules(rules, states, now, cost, charge)
     if (committed(steps, charge)) {
       for (let i = 0; i < steps.length; i++) {
         const step = steps[i] as (typeof steps)[number]
-        this.write(storeKeys[i] as string, found[i], step.state, now + step.resetMs)
+        this.write(tables[i] as Map<string, Entry>, keys[i] as string, found[i], step.state, now + step.resetMs)
       }
     }
     return steps
@@ -104,17 +118,19 @@ export class MemoryStore implements Store {
     const now = Math.floor(this.clock())
     for (let i = 0; i < rules.length; i++) {
       const rule = rules[i] as CompiledRule
-      const storeKey = rule.keyPrefix + (keys[i] as string)
-      const entry = this.read(storeKey, now)
-      if (entry === undefined) continue // nothing charged is left to give back
-      const step = refunds[rule.algorithm](entry.state, now, cost, rule)
-      this.write(storeKey, entry, step.state, now + step.resetMs)
+      const table = this.tableOf(rule)
+      const key = keys[i] as string
+      const entry = this.touch(table, key)
+      const state = stateAt(entry, now)
+      if (state === undefined) continue // nothing charged is left to give back
+      const step = refunds[rule.algorithm](state, now, cost, rule)
+      this.write(table, key, entry, step.state, now + step.resetMs)
     }
   }
 
   reset(rules: readonly CompiledRule[], keys: readonly string[]): void {
     for (let i = 0; i < rules.length; i++) {
-      const entry = this.entries.get((rules[i] as CompiledRule).keyPrefix + (keys[i] as string))
+      const entry = this.tables.get((rules[i] as CompiledRule).keyPrefix)?.get(keys[i] as string)
       if (entry !== undefined) this.remove(entry)
     }
   }
@@ -122,25 +138,42 @@ export class MemoryStore implements Store {
   /** Drops every expired key now (the sweep timer does this periodically). */
   sweep(): void {
     const now = Math.floor(this.clock())
-    for (const entry of this.entries.values()) if (entry.expiresAt <= now) this.remove(entry)
-    if (this.entries.size === 0) this.stopSweeper()
+    for (const table of this.tables.values()) {
+      for (const entry of table.values()) if (entry.expiresAt <= now) this.remove(entry)
+    }
+    if (this.count === 0) this.stopSweeper()
   }
 
   /** Forgets every key and stops the sweep timer. */
   clear(): void {
-    this.entries.clear()
+    this.tables.clear()
+    this.lastRule = undefined
+    this.lastTable = undefined
+    this.count = 0
     this.head = undefined
     this.tail = undefined
     this.stopSweeper()
   }
 
-  private read(storeKey: string, now: number): Entry | undefined {
-    const entry = this.entries.get(storeKey)
-    if (entry === undefined) return undefined
-    if (entry.expiresAt <= now) {
-      this.remove(entry)
-      return undefined
+  private tableOf(rule: CompiledRule): Map<string, Entry> {
+    if (rule === this.lastRule) return this.lastTable as Map<string, Entry>
+    let table = this.tables.get(rule.keyPrefix)
+    if (table === undefined) {
+      table = new Map()
+      this.tables.set(rule.keyPrefix, table)
     }
+    this.lastRule = rule
+    this.lastTable = table
+    return table
+  }
+
+  /**
+   * Finds a key's entry and makes it the most recently used. An expired entry is returned too: its state counts as
+   * a new key's (see `stateAt`), and reusing its slot spares the map a delete and an insert.
+   */
+  private touch(table: Map<string, Entry>, key: string): Entry | undefined {
+    const entry = table.get(key)
+    if (entry === undefined) return undefined
     if (entry !== this.tail) {
       this.unlink(entry)
       this.append(entry)
@@ -148,15 +181,24 @@ export class MemoryStore implements Store {
     return entry
   }
 
-  private write(storeKey: string, entry: Entry | undefined, state: unknown, expiresAt: number): void {
-    if (entry !== undefined && this.entries.get(storeKey) === entry) {
-      entry.state = state
+  private write(table: Map<string, Entry>, key: string, entry: Entry | undefined, state: unknown, expiresAt: number) {
+    if (entry !== undefined && table.get(key) === entry) {
+      const kept = entry.state
+      if (kept !== state && typeof kept === 'object' && kept !== null && typeof state === 'object' && state !== null) {
+        // Copy the new numbers into the state the entry already holds rather than keep the new object: an old
+        // entry pointing at a young object is what makes a minor GC slow when many keys are live. (An expired
+        // state is reused the same way: every algorithm's state has the same fields whatever their values.)
+        Object.assign(kept, state)
+      } else {
+        entry.state = state
+      }
       entry.expiresAt = expiresAt
       return
     }
-    if (this.entries.size >= this.maxKeys && this.head !== undefined) this.remove(this.head)
-    const created: Entry = { key: storeKey, state, expiresAt, older: undefined, newer: undefined }
-    this.entries.set(storeKey, created)
+    if (this.count >= this.maxKeys && this.head !== undefined) this.remove(this.head)
+    const created: Entry = { key, table, state, expiresAt, older: undefined, newer: undefined }
+    table.set(key, created)
+    this.count++
     this.append(created)
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
@@ -165,7 +207,9 @@ export class MemoryStore implements Store {
   }
 
   private remove(entry: Entry): void {
-    this.entries.delete(entry.key)
+    if (entry.table.get(entry.key) !== entry) return
+    entry.table.delete(entry.key)
+    this.count--
     this.unlink(entry)
   }
 

@@ -40,8 +40,9 @@ const ALGORITHM_CODES: { readonly [name in StoreAlgorithmName]: string } = {
 }
 
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/
-// Integers in bucket state stay below this so sums of them remain exact doubles in JS and in Lua.
-const MAX_SCALED = 2 ** 50
+// Every integer an algorithm computes stays at or below this, so it is exact in JS and in Lua doubles: a bucket's
+// capacity in units (limit * rateDenominator) and the sliding window's weighted count ((limit + 1) * windowMs).
+const MAX_EXACT = Number.MAX_SAFE_INTEGER
 // A rate is taken to a millionth of a token per second.
 const RATE_SCALE = 1_000_000
 
@@ -108,7 +109,7 @@ export function compileRule(
     rateNumerator = limit / divisor
     rateDenominator = windowMs / divisor
   }
-  if (limit * rateDenominator > MAX_SCALED || windowMs > MAX_SCALED / Math.max(limit, 1)) {
+  if (limit * rateDenominator > MAX_EXACT || (limit + 1) * windowMs > MAX_EXACT) {
     throw new InvalidOptionError(
       path(options.rate !== undefined ? 'rate' : 'limit'),
       'is too large or too fine to count exactly',

@@ -39,6 +39,10 @@ export interface Store {
     charge: boolean,
   ): readonly Outcome[] | Promise<readonly Outcome[]>
   /**
+   * Optional fast path for a single rule: the same as `apply([rule], [key], cost, charge)[0]`, without the arrays.
+   */
+  applyOne?(rule: CompiledRule, key: string, cost: number, charge: boolean): Outcome | Promise<Outcome>
+  /**
    * Gives `cost` back to `keys[i]` under every `rules[i]`, after a charged request that should not count
    * (see the algorithms' `Refund`). Each key is refunded on its own; a refund never goes below a new key's state.
    */
