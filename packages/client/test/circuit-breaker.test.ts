@@ -1,0 +1,140 @@
+import { CircuitOpenError, type CircuitState, ClientOptionError, circuitBreaker } from '../src'
+
+/** A controllable clock and a breaker over tasks that succeed or fail as told. */
+function setup(options: Parameters<typeof circuitBreaker<string>>[0] = {}) {
+  let now = 1_000_000
+  const changes: [CircuitState, CircuitState][] = []
+  const breaker = circuitBreaker<string>({
+    clock: () => now,
+    onStateChange: (state, previous) => changes.push([previous, state]),
+    ...options,
+  })
+  const ok = () => breaker(async () => 'ok')
+  const fail = () => breaker(async () => Promise.reject(new Error('down')))
+  const failTimes = async (n: number) => {
+    for (let i = 0; i < n; i++) await expect(fail()).rejects.toThrow('down')
+  }
+  return { breaker, ok, fail, failTimes, changes, advance: (ms: number) => (now += ms) }
+}
+
+describe('circuitBreaker', () => {
+  it('stays closed through 4 consecutive failures and opens on the 5th', async () => {
+    const { breaker, failTimes } = setup()
+    await failTimes(4)
+    expect(breaker.state).toBe('closed')
+    expect(breaker.failures).toBe(4)
+    await failTimes(1)
+    expect(breaker.state).toBe('open')
+  })
+
+  it('counts consecutive failures only: a success in between starts the count again', async () => {
+    const { breaker, ok, failTimes } = setup()
+    await failTimes(4)
+    await ok()
+    await failTimes(4)
+    expect(breaker.state).toBe('closed')
+  })
+
+  it('while open, fails fast without running the task, for 30 s', async () => {
+    const { breaker, failTimes, advance } = setup()
+    await failTimes(5)
+    let ran = false
+    const refused = breaker(async () => {
+      ran = true
+      return 'ran'
+    })
+    await expect(refused).rejects.toBeInstanceOf(CircuitOpenError)
+    await expect(refused).rejects.toMatchObject({ state: 'open', retryAfterMs: 30_000 })
+    advance(29_999)
+    await expect(breaker(async () => 'x')).rejects.toMatchObject({ retryAfterMs: 1 })
+    expect(ran).toBe(false)
+  })
+
+  it('half-open after 30 s: one trial runs, concurrent calls fail fast, and a successful trial closes it', async () => {
+    const { breaker, failTimes, advance, changes } = setup()
+    await failTimes(5)
+    advance(30_000)
+    expect(breaker.state).toBe('half-open')
+    let finishTrial: (value: string) => void = () => undefined
+    const trial = breaker(() => new Promise<string>((resolve) => (finishTrial = resolve)))
+    await expect(breaker(async () => 'second')).rejects.toMatchObject({ name: 'CircuitOpenError', state: 'half-open' })
+    finishTrial('trial ok')
+    await expect(trial).resolves.toBe('trial ok')
+    expect(breaker.state).toBe('closed')
+    expect(breaker.failures).toBe(0)
+    expect(changes).toEqual([
+      ['closed', 'open'],
+      ['open', 'half-open'],
+      ['half-open', 'closed'],
+    ])
+  })
+
+  it('a failed trial opens the circuit again for another 30 s', async () => {
+    const { breaker, fail, ok, failTimes, advance } = setup()
+    await failTimes(5)
+    advance(30_000)
+    await expect(fail()).rejects.toThrow('down')
+    expect(breaker.state).toBe('open')
+    advance(29_999)
+    await expect(ok()).rejects.toBeInstanceOf(CircuitOpenError)
+    advance(1)
+    await expect(ok()).resolves.toBe('ok')
+    expect(breaker.state).toBe('closed')
+  })
+
+  it('gives refused calls the fallback instead of the error', async () => {
+    const { failTimes, ok, fail } = setup({ fallback: (error) => `cached (${error.state})` })
+    await failTimes(5)
+    await expect(ok()).resolves.toBe('cached (open)')
+    await expect(fail()).resolves.toBe('cached (open)')
+  })
+
+  it('counts a resolved 5xx Response as a failure by default, and a 429 not', async () => {
+    const breaker = circuitBreaker<Response>({ failureThreshold: 2 })
+    await breaker(async () => new Response(null, { status: 429 }))
+    await breaker(async () => new Response(null, { status: 429 }))
+    expect(breaker.state).toBe('closed')
+    await breaker(async () => new Response(null, { status: 503 }))
+    await breaker(async () => new Response(null, { status: 500 }))
+    expect(breaker.state).toBe('open')
+  })
+
+  it('takes its own failureThreshold, openMs and isFailure', async () => {
+    const { breaker, advance } = setup({ failureThreshold: 2, openMs: 1000, isFailure: (result) => result === 'bad' })
+    await breaker(async () => 'bad')
+    await breaker(async () => 'bad')
+    expect(breaker.state).toBe('open')
+    advance(1000)
+    expect(breaker.state).toBe('half-open')
+  })
+
+  it('reset() closes it and forgets the failures', async () => {
+    const { breaker, failTimes } = setup()
+    await failTimes(5)
+    breaker.reset()
+    expect([breaker.state, breaker.failures]).toEqual(['closed', 0])
+  })
+
+  it('a call that started while closed and fails after the circuit opened does not restart the open time', async () => {
+    const { breaker, failTimes, advance } = setup()
+    let failLate: (error: Error) => void = () => undefined
+    const late = breaker(() => new Promise<string>((_resolve, reject) => (failLate = reject)))
+    await failTimes(5)
+    advance(20_000)
+    failLate(new Error('late'))
+    await expect(late).rejects.toThrow('late')
+    advance(10_000)
+    expect(breaker.state).toBe('half-open')
+  })
+
+  it.each([
+    [{ failureThreshold: 0 }, 'failureThreshold'],
+    [{ openMs: -1 }, 'openMs'],
+    [{ openMs: Number.POSITIVE_INFINITY }, 'openMs'],
+    [{ clock: 5 }, 'clock'],
+    [{ fallback: 'cached' }, 'fallback'],
+  ])('rejects %j naming %s', (options, option) => {
+    expect(() => circuitBreaker(options as never)).toThrow(ClientOptionError)
+    expect(() => circuitBreaker(options as never)).toThrow(expect.objectContaining({ option }))
+  })
+})
