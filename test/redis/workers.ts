@@ -1,0 +1,47 @@
+// Starts limiter-worker processes (TypeScript sources under tsx; jest's module mapping does not reach children)
+// and talks to them over IPC.
+import { type ChildProcess, fork } from 'node:child_process'
+import { join } from 'node:path'
+import type { WorkerCommand, WorkerReply } from './workers/limiter-worker'
+
+export interface Worker {
+  readonly process: ChildProcess
+  /** Sends a round and resolves with how many requests this process saw admitted. */
+  run(command: Exclude<WorkerCommand, { type: 'exit' }>): Promise<Extract<WorkerReply, { type: 'done' }>>
+  stop(): Promise<void>
+}
+
+export async function startWorker(port: number, env: Record<string, string> = {}): Promise<Worker> {
+  const child = fork(join(__dirname, 'workers/limiter-worker.ts'), [], {
+    execArgv: ['--require', join(__dirname, 'workers/lua-text.cjs'), '--import', 'tsx'],
+    env: { ...process.env, ...env, SLUICE_REDIS_PORT: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', (reply: WorkerReply) => (reply.type === 'ready' ? resolve() : reject(new Error('bad hello'))))
+    child.once('exit', (code) => reject(new Error(`worker exited before it was ready (${code})`)))
+  })
+  return {
+    process: child,
+    run(command) {
+      return new Promise((resolve, reject) => {
+        const onExit = (code: number | null) => reject(new Error(`worker exited (${code})`))
+        child.once('exit', onExit)
+        child.once('message', (reply: WorkerReply) => {
+          child.off('exit', onExit)
+          if (reply.type === 'done') resolve(reply)
+          else reject(new Error(`unexpected reply ${JSON.stringify(reply)}`))
+        })
+        child.send(command)
+      })
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      if (child.connected) child.send({ type: 'exit' } satisfies WorkerCommand)
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+      await exited
+      clearTimeout(timer)
+    },
+  }
+}

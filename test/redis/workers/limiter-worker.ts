@@ -1,0 +1,61 @@
+// A separate Node process holding its own RedisStore, driven by the parent over IPC: the race and clock-skew
+// suites run several of these against one redis-server, as instances behind a load balancer would.
+import { type AlgorithmName, createLimiter } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import Redis from 'ioredis'
+
+export type WorkerCommand =
+  | { type: 'round'; algorithm: AlgorithmName; key: string; limit: number; window: string; requests: number }
+  | { type: 'naive-round'; key: string; limit: number; requests: number }
+  | { type: 'exit' }
+
+export type WorkerReply = { type: 'ready' } | { type: 'done'; admitted: number; clock: number }
+
+// The clock-skew suite shifts this process's own clock; the store must not care, since Redis keeps the time.
+const skewMs = Number(process.env['SLUICE_SKEW_MS'] ?? 0)
+if (skewMs !== 0) {
+  const realNow = Date.now
+  Date.now = () => realNow() + skewMs
+}
+
+const client = new Redis({ host: '127.0.0.1', port: Number(process.env['SLUICE_REDIS_PORT']) })
+const store = new RedisStore({ client, timeout: 5000 })
+
+function send(reply: WorkerReply): void {
+  process.send?.(reply)
+}
+
+process.on('message', async (command: WorkerCommand) => {
+  if (command.type === 'exit') {
+    store.close()
+    client.disconnect()
+    process.disconnect()
+    return
+  }
+  let admitted = 0
+  if (command.type === 'round') {
+    const limiter = createLimiter({
+      algorithm: command.algorithm,
+      limit: command.limit,
+      window: command.window as '1m',
+      store,
+    })
+    // Every request at once: they race each other here and the other processes' requests in Redis.
+    const decisions = await Promise.all(Array.from({ length: command.requests }, () => limiter.consume(command.key)))
+    admitted = decisions.filter((d) => d.allowed).length
+  } else {
+    // The naive client: read, decide, then write. Between its GET and its INCR other requests read the same count.
+    const results = await Promise.all(
+      Array.from({ length: command.requests }, async () => {
+        const used = Number((await client.get(command.key)) ?? 0)
+        if (used >= command.limit) return false
+        await client.incr(command.key)
+        return true
+      }),
+    )
+    admitted = results.filter(Boolean).length
+  }
+  send({ type: 'done', admitted, clock: Date.now() })
+})
+
+client.once('ready', () => send({ type: 'ready' }))
