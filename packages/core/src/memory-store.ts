@@ -30,6 +30,12 @@ function stateAt(entry: Entry | undefined, now: number): unknown {
   return entry === undefined || entry.expiresAt <= now ? undefined : entry.state
 }
 
+/** Puts a new state in an entry that is in its table. */
+function update(entry: Entry, state: unknown, expiresAt: number): void {
+  entry.state = state
+  entry.expiresAt = expiresAt
+}
+
 /**
  * Keeps every key's state in this process, bounded by `maxKeys` with least-recently-used eviction. Expired state
  * is dropped when it is next read and by a periodic sweep on an unref'd timer, so a flood of distinct keys never
@@ -87,7 +93,11 @@ export class MemoryStore implements Store {
     const table = this.tableOf(rule)
     const entry = this.touch(table, key)
     const step = algorithms[rule.algorithm](stateAt(entry, now), now, cost, rule, charge)
-    if (charge && step.allowed) this.write(table, key, entry, step.state, now + step.resetMs)
+    if (charge && step.allowed) {
+      // Nothing can have evicted the entry since it was touched: one rule, no other write in between.
+      if (entry === undefined) this.insert(table, key, step.state, now + step.resetMs)
+      else update(entry, step.state, now + step.resetMs)
+    }
     return step
   }
 
@@ -181,20 +191,13 @@ export class MemoryStore implements Store {
     return entry
   }
 
+  /** Writes a state for a key found earlier in the same request; inserts it again if it was evicted since. */
   private write(table: Map<string, Entry>, key: string, entry: Entry | undefined, state: unknown, expiresAt: number) {
-    if (entry !== undefined && table.get(key) === entry) {
-      const kept = entry.state
-      if (kept !== state && typeof kept === 'object' && kept !== null && typeof state === 'object' && state !== null) {
-        // Copy the new numbers into the state the entry already holds rather than keep the new object: an old
-        // entry pointing at a young object is what makes a minor GC slow when many keys are live. (An expired
-        // state is reused the same way: every algorithm's state has the same fields whatever their values.)
-        Object.assign(kept, state)
-      } else {
-        entry.state = state
-      }
-      entry.expiresAt = expiresAt
-      return
-    }
+    if (entry !== undefined && table.get(key) === entry) update(entry, state, expiresAt)
+    else this.insert(table, key, state, expiresAt)
+  }
+
+  private insert(table: Map<string, Entry>, key: string, state: unknown, expiresAt: number): void {
     if (this.count >= this.maxKeys && this.head !== undefined) this.remove(this.head)
     const created: Entry = { key, table, state, expiresAt, older: undefined, newer: undefined }
     table.set(key, created)
