@@ -1,0 +1,65 @@
+import type { ServerResponse } from 'node:http'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError } from '@sluice/core'
+import type { Context, Middleware, Next } from 'koa'
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The rate-limit decision of the last `rateLimit` this request went through (absent when skipped). */
+    rateLimit?: Decision
+  }
+}
+
+/**
+ * Options of {@link rateLimit}: the shared HTTP options, with the context as the request (`key(ctx)`,
+ * `skip(ctx)`, `cost(ctx)`) and `refund(ctx, ctx.res)`, and a custom rejection.
+ */
+export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerResponse> {
+  /**
+   * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.
+   * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
+   */
+  onRejected?: (ctx: Context, decision: Decision) => void | Promise<void>
+}
+
+/**
+ * Koa middleware (Koa 2 and 3) that rate-limits requests, by client IP (`ctx.ip`, proxy-aware with
+ * `app.proxy = true`) unless given a `key`. Mount it before body parsers, so a rejected request is answered before
+ * its body is read.
+ *
+ * @example
+ * import Koa from 'koa'
+ * import { rateLimit } from '@sluice/koa'
+ *
+ * const app = new Koa()
+ * app.use(rateLimit({ limit: 100, window: '1m' }))
+ * app.use((ctx) => { ctx.body = { remaining: ctx.state.rateLimit?.remaining } })
+ */
+export function rateLimit(options: KoaRateLimitOptions): Middleware {
+  const { onRejected, ...shared } = options ?? {}
+  if (onRejected !== undefined && typeof onRejected !== 'function') {
+    throw new InvalidOptionError('onRejected', 'must be a function (ctx, decision)')
+  }
+  const policy = createHttpPolicy<Context, ServerResponse>(shared, ['onRejected'])
+  return async function rateLimit(ctx: Context, next: Next): Promise<void> {
+    const facts = {
+      ip: ctx.ip,
+      method: ctx.method,
+      path: ctx.path,
+      headers: ctx.headers,
+      // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
+      proxyTrusted: ctx.app.proxy,
+    }
+    const verdict = await policy.handle(ctx, ctx.res, facts, ctx.res)
+    if (verdict.action === 'skip') return next()
+    if (verdict.decision !== undefined) ctx.state.rateLimit = verdict.decision
+    for (const [name, value] of verdict.headers) ctx.set(name, value)
+    if (verdict.action === 'pass') return next()
+    if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
+      return onRejected(ctx, verdict.decision)
+    }
+    ctx.status = verdict.status
+    ctx.body = verdict.body
+  }
+}
+
+export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'

@@ -1,0 +1,254 @@
+// The conformance harness: one neutral description of an app (limiters, routes, proxy trust), built with each
+// framework. The cases in conformance.test.ts run against every build, so each adapter must behave the same.
+import type { IncomingHttpHeaders, Server } from 'node:http'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Router from '@koa/router'
+import type { CompiledRule, Decision, HttpLimitOptions, Outcome, Store } from '@sluice/core'
+import { rateLimit as expressRateLimit } from '@sluice/express'
+import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
+import { rateLimit as koaRateLimit } from '@sluice/koa'
+import express from 'express'
+import express4 from 'express4'
+import Fastify from 'fastify'
+import Koa from 'koa'
+import bodyParser from 'koa-bodyparser'
+import koa2 from 'koa2'
+
+/** What every framework's request and response have in common, so one options object serves all three. */
+export interface NeutralRequest {
+  readonly headers: IncomingHttpHeaders
+}
+export interface NeutralResponse {
+  readonly statusCode: number
+}
+export type NeutralOptions = HttpLimitOptions<NeutralRequest, NeutralResponse>
+
+export interface RouteSpec {
+  readonly method: 'GET' | 'POST'
+  readonly path: string
+  /** A limiter for this route alone. */
+  readonly limit?: NeutralOptions
+  /** The status the handler answers. Default 200. */
+  readonly status?: number
+}
+
+export interface AppSpec {
+  /** The limiter in front of every route. */
+  readonly limit?: NeutralOptions
+  /** Default: GET / answering 200. */
+  readonly routes?: readonly RouteSpec[]
+  /** Trust a proxy on loopback (Express 'trust proxy', Koa app.proxy, Fastify trustProxy). */
+  readonly trustProxy?: boolean
+  /** Install the framework's own onRejected, answering 429 text "slow down, <retryAfterMs> ms". */
+  readonly customRejection?: boolean
+}
+
+export interface RunningApp {
+  readonly server: Server
+  readonly url: string
+  /** How many requests reached the body parser. */
+  readonly parsed: () => number
+  /** What the limiters logged. */
+  readonly warnings: string[]
+  readonly errors: string[]
+  /** Errors that reached the framework's error handling (a 500). */
+  readonly failures: unknown[]
+  close(): Promise<void>
+}
+
+export interface Framework {
+  readonly name: string
+  start(spec: AppSpec): Promise<RunningApp>
+}
+
+/** Every route answers `{ rateLimit: <the decision on the request, or null> }`. */
+const DEFAULT_ROUTES: readonly RouteSpec[] = [{ method: 'GET', path: '/' }]
+
+interface Built {
+  readonly server: Server
+  readonly close?: () => Promise<void>
+}
+
+function harness(
+  name: string,
+  build: (
+    spec: AppSpec,
+    withLogger: (options: NeutralOptions) => NeutralOptions,
+    parsed: () => void,
+    failed: (error: unknown) => void,
+  ) => Promise<Built>,
+): Framework {
+  return {
+    name,
+    async start(spec) {
+      const warnings: string[] = []
+      const errors: string[] = []
+      const failures: unknown[] = []
+      let parsedCount = 0
+      const logger = {
+        warn: (message: string) => warnings.push(message),
+        error: (message: string) => errors.push(message),
+      }
+      const withLogger = (options: NeutralOptions): NeutralOptions => ({ logger, ...options })
+      const built = await build(
+        spec,
+        withLogger,
+        () => parsedCount++,
+        (error) => failures.push(error),
+      )
+      const { server } = built
+      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address() as AddressInfo
+      return {
+        server,
+        url: `http://127.0.0.1:${port}`,
+        parsed: () => parsedCount,
+        warnings,
+        errors,
+        failures,
+        close: built.close ?? (() => new Promise<void>((resolve) => server.close(() => resolve()))),
+      }
+    },
+  }
+}
+
+function expressFramework(name: string, create: typeof express): Framework {
+  return harness(name, async (spec, withLogger, parsed, failed) => {
+    const app = create()
+    if (spec.trustProxy) app.set('trust proxy', 'loopback')
+    const onRejected = spec.customRejection
+      ? (_req: unknown, res: express.Response, decision: Decision) => {
+          res.status(429).type('text/plain').send(`slow down, ${decision.retryAfterMs} ms`)
+        }
+      : undefined
+    const limiter = (options: NeutralOptions) =>
+      expressRateLimit(onRejected ? { ...withLogger(options), onRejected } : withLogger(options))
+    if (spec.limit) app.use(limiter(spec.limit))
+    // The body parser comes after the global limiter, as the README tells users to mount it.
+    const raw = create.raw({ type: () => true, limit: '60mb' })
+    app.use((req, res, next) => {
+      parsed()
+      raw(req, res, next)
+    })
+    for (const route of spec.routes ?? DEFAULT_ROUTES) {
+      const handler = (req: express.Request, res: express.Response) => {
+        res.status(route.status ?? 200).json({ rateLimit: req.rateLimit ?? null })
+      }
+      const method = route.method === 'GET' ? 'get' : 'post'
+      if (route.limit) app[method](route.path, limiter(route.limit), handler)
+      else app[method](route.path, handler)
+    }
+    app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      failed(error)
+      res.status(500).end()
+    })
+    return { server: createServer(app) }
+  })
+}
+
+function koaFramework(name: string, Create: typeof Koa): Framework {
+  return harness(name, async (spec, withLogger, parsed, failed) => {
+    const app = new Create()
+    app.on('error', failed)
+    if (spec.trustProxy) app.proxy = true
+    const onRejected = spec.customRejection
+      ? (ctx: Koa.Context, decision: Decision) => {
+          ctx.status = 429
+          ctx.type = 'text/plain'
+          ctx.body = `slow down, ${decision.retryAfterMs} ms`
+        }
+      : undefined
+    const limiter = (options: NeutralOptions) =>
+      koaRateLimit(onRejected ? { ...withLogger(options), onRejected } : withLogger(options))
+    if (spec.limit) app.use(limiter(spec.limit))
+    const parser = bodyParser({ enableTypes: ['json', 'text'], extendTypes: { text: ['*/*'] }, textLimit: '60mb' })
+    app.use((ctx, next) => {
+      parsed()
+      return parser(ctx, next)
+    })
+    const router = new Router()
+    for (const route of spec.routes ?? DEFAULT_ROUTES) {
+      const handler = (ctx: Koa.Context) => {
+        ctx.status = route.status ?? 200
+        ctx.body = { rateLimit: ctx.state.rateLimit ?? null }
+      }
+      const method = route.method === 'GET' ? 'get' : 'post'
+      if (route.limit) router[method](route.path, limiter(route.limit), handler)
+      else router[method](route.path, handler)
+    }
+    app.use(router.routes())
+    return { server: createServer(app.callback()) }
+  })
+}
+
+const fastify5 = harness('fastify 5', async (spec, withLogger, parsed, failed) => {
+  const app = Fastify(spec.trustProxy ? { trustProxy: 'loopback' } : {})
+  app.setErrorHandler(async (error, _request, reply) => {
+    failed(error)
+    await reply.code(500).send()
+  })
+  const onRejected = spec.customRejection
+    ? async (_request: unknown, reply: import('fastify').FastifyReply, decision: Decision) => {
+        await reply.code(429).type('text/plain').send(`slow down, ${decision.retryAfterMs} ms`)
+      }
+    : undefined
+  const options = (limit: NeutralOptions) => (onRejected ? { ...withLogger(limit), onRejected } : withLogger(limit))
+  await app.register(fastifyRateLimit, spec.limit ? options(spec.limit) : { global: false })
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
+    parsed()
+    done(null, body)
+  })
+  for (const route of spec.routes ?? DEFAULT_ROUTES) {
+    app.route({
+      method: route.method,
+      url: route.path,
+      config: route.limit ? { rateLimit: options(route.limit) } : {},
+      handler: async (request, reply) => {
+        await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
+      },
+    })
+  }
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  return { server: app.server, close: () => app.close() }
+})
+
+/** Express 5 and 4, Koa 3 and 2, Fastify 5. */
+export const frameworks: readonly Framework[] = [
+  expressFramework('express 5', express),
+  expressFramework('express 4', express4 as unknown as typeof express),
+  koaFramework('koa 3', Koa),
+  koaFramework('koa 2', koa2 as unknown as typeof Koa),
+  fastify5,
+]
+
+/** A store that remembers every key it was asked about, around a real MemoryStore. */
+export class RecordingStore implements Store {
+  readonly keys: string[] = []
+  constructor(private readonly inner: Store) {}
+  apply(rules: readonly CompiledRule[], keys: readonly string[], cost: number, charge: boolean) {
+    this.keys.push(...keys)
+    return this.inner.apply(rules, keys, cost, charge)
+  }
+  refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number) {
+    return this.inner.refund(rules, keys, cost)
+  }
+  reset(rules: readonly CompiledRule[], keys: readonly string[]) {
+    return this.inner.reset(rules, keys)
+  }
+}
+
+/** A store whose every call fails the way a broken backend does. */
+export class FailingStore implements Store {
+  constructor(private readonly error: () => Error) {}
+  apply(): Promise<readonly Outcome[]> {
+    return Promise.reject(this.error())
+  }
+  refund(): Promise<void> {
+    return Promise.reject(this.error())
+  }
+  reset(): Promise<void> {
+    return Promise.reject(this.error())
+  }
+}
