@@ -1,4 +1,5 @@
 import { ALGORITHMS, inProcess, run } from '../examples/demo/experiment'
+import { startDemoServer } from '../examples/demo/http'
 import { arrivalTimes, largestInAnySpan } from '../examples/demo/pattern'
 
 describe('the burst experiment (npm run demo)', () => {
@@ -25,5 +26,21 @@ describe('the burst experiment (npm run demo)', () => {
       rows['token-bucket'].outcomes.map((o: { allowed: boolean }) => o.allowed),
     )
     expect(largestInAnySpan([0, 999, 1000])).toBe(2)
+  })
+
+  test('over HTTP through @sluice/express, every algorithm decides exactly as in process', async () => {
+    const server = await startDemoServer()
+    try {
+      for (const algorithm of [...ALGORITHMS, 'leaky-queue' as const]) {
+        const viaHttp = await run(algorithm, server.overHttp(algorithm))
+        const direct = await run(algorithm, inProcess(algorithm))
+        expect(viaHttp.outcomes).toEqual(direct.outcomes)
+      }
+      const rejected = await server.send('/fixed-window')
+      expect(rejected.status).toBe(429)
+      expect(rejected.headers['retry-after']).toBeDefined()
+    } finally {
+      await server.close()
+    }
   })
 })
