@@ -1,4 +1,5 @@
-import { CircuitOpenError, type CircuitState, ClientOptionError, circuitBreaker } from '../src'
+import { CircuitOpenError, type CircuitState, ClientOptionError, circuitBreaker, politeFetch } from '../src'
+import { reply, startServer } from './helpers/http-server'
 
 /** A controllable clock and a breaker over tasks that succeed or fail as told. */
 function setup(options: Parameters<typeof circuitBreaker<string>>[0] = {}) {
@@ -136,5 +137,22 @@ describe('circuitBreaker', () => {
   ])('rejects %j naming %s', (options, option) => {
     expect(() => circuitBreaker(options as never)).toThrow(ClientOptionError)
     expect(() => circuitBreaker(options as never)).toThrow(expect.objectContaining({ option }))
+  })
+
+  it('around politeFetch and a failing server: after 5 failed calls the server sees no more requests', async () => {
+    const { url, seen, close } = await startServer((_req, res) => reply(res, 500))
+    try {
+      let now = 0
+      const breaker = circuitBreaker<Response>({ clock: () => now })
+      const call = () => breaker(() => politeFetch(url))
+      for (let i = 0; i < 5; i++) expect((await call()).status).toBe(500)
+      await expect(call()).rejects.toBeInstanceOf(CircuitOpenError)
+      expect(seen).toHaveLength(5)
+      now += 30_000
+      expect((await call()).status).toBe(500)
+      expect([seen.length, breaker.state]).toEqual([6, 'open'])
+    } finally {
+      await close()
+    }
   })
 })

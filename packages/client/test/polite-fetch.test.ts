@@ -384,6 +384,18 @@ describe('politeFetch: abort', () => {
     await expect(failure).rejects.toMatchObject({ name: 'AbortError' })
   })
 
+  it('an abort while the request is in flight rejects with the reason and is not retried', async () => {
+    const { url, seen } = await server(() => undefined)
+    const controller = new AbortController()
+    const reason = new Error('cancelled')
+    const { waits, settings } = recorder()
+    const failure = politeFetch(url, { signal: controller.signal }, settings)
+    while (seen.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    controller.abort(reason)
+    await expect(failure).rejects.toBe(reason)
+    expect(waits).toEqual([])
+  })
+
   it('an already aborted signal rejects before any request', async () => {
     const { url, seen } = await server((_req, res) => reply(res, 200))
     const reason = new Error('too late')
