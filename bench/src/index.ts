@@ -1,0 +1,91 @@
+// `npm run bench`: runs every part in turn, prints its tables, and writes them all to bench/RESULTS.md with the
+// machine they ran on. `--tiny` (or SLUICE_BENCH_TINY=1) runs each part for about a second and writes nothing.
+import { writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { join } from 'node:path'
+import { runCore } from './core'
+import { format, formatTarget, mark, type PartResult, renderTable, tiny } from './harness'
+
+/** The parts, in order; `--only core,http` picks some of them. */
+export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
+  core: runCore,
+}
+
+export interface Machine {
+  readonly date: string
+  readonly cpu: string
+  readonly cores: number
+  readonly node: string
+  readonly redis: string
+}
+
+export function machine(redisVersion: string): Machine {
+  const list = cpus()
+  return {
+    date: new Date().toISOString(),
+    cpu: list[0]?.model.trim() ?? 'unknown',
+    cores: list.length,
+    node: process.version,
+    redis: redisVersion,
+  }
+}
+
+/** The whole report: the machine, every target with its mark, then each part's method and tables. */
+export function renderReport(host: Machine, parts: readonly PartResult[]): string {
+  const targets = parts.flatMap((part) => part.targets)
+  const summary = renderTable({
+    title: `Targets: ${targets.filter((t) => t.passed).length} of ${targets.length} met`,
+    columns: [
+      { header: 'ratio', kind: 'text' },
+      { header: 'measured', kind: 'text' },
+      { header: 'target', kind: 'text' },
+      { header: '', kind: 'text' },
+    ],
+    rows: targets.map((t) => [t.what, format(t.ratio, t.kind), formatTarget(t), mark(t)]),
+  })
+  return [
+    '# Sluice benchmarks',
+    '',
+    `Run ${host.date} on ${host.cpu} (${host.cores} cores), Node ${host.node}, Redis ${host.redis}.`,
+    'Produced by `npm run bench` (see bench/src); every figure is the median of alternating rounds after a warm-up,',
+    'with the min and max of those rounds. Ratios are paired per round, then summarized.',
+    '',
+    summary,
+    ...parts.flatMap((part) => [
+      '',
+      `## ${part.title}`,
+      '',
+      part.method,
+      '',
+      ...part.tables.flatMap((t) => [renderTable(t), '']),
+    ]),
+  ].join('\n')
+}
+
+async function main(): Promise<void> {
+  const onlyArg = process.argv.find((arg) => arg.startsWith('--only='))
+  const only = onlyArg?.slice('--only='.length).split(',')
+  const results: PartResult[] = []
+  for (const [name, run] of Object.entries(PARTS)) {
+    if (only !== undefined && !only.includes(name)) continue
+    const started = performance.now()
+    const result = await run()
+    results.push(result)
+    console.log(`\n## ${result.title}  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`)
+    for (const table of result.tables) console.log(`${renderTable(table)}\n`)
+  }
+  const report = renderReport(machine('n/a'), results)
+  if (!tiny && only === undefined) {
+    writeFileSync(join(__dirname, '..', 'RESULTS.md'), report)
+    console.log('Wrote bench/RESULTS.md')
+  } else {
+    console.log(report.split('\n').slice(0, 40).join('\n'))
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error)
+    process.exit(1)
+  })
+}
