@@ -1,8 +1,11 @@
 // One table of cases, run through real HTTP against every framework: the adapters must be indistinguishable.
 import { request as httpRequest } from 'node:http'
 import { MemoryStore, StoreUnavailableError } from '@sluice/core'
+import { type FailurePolicy, RedisStore } from '@sluice/redis'
+import Redis from 'ioredis'
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers'
 import supertest from 'supertest'
+import { freePort } from '../../scripts/redis-server'
 import { type AppSpec, FailingStore, type Framework, frameworks, RecordingStore, type RunningApp } from './apps'
 
 /** A clock tests move by hand; 2026-01-01T00:00:10Z, 10 s into a minute window. */
@@ -383,6 +386,46 @@ const cases: Case[] = [
         expect(res.get('retry-after')).toBeUndefined()
       }
       expect(closed.errors).toHaveLength(1)
+    },
+  },
+  {
+    name: "a RedisStore whose Redis is down: onError 'open' admits, 'closed' answers 503",
+    async run(start) {
+      // Nothing listens on this port, so every call is refused.
+      const port = await freePort()
+      const clients: Redis[] = []
+      const stores: RedisStore[] = []
+      const redisStore = (onError: FailurePolicy) => {
+        const client = new Redis({
+          host: '127.0.0.1',
+          port,
+          // Refused at once and for good: no reconnection, no queue to wait in.
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        })
+        client.on('error', () => {})
+        clients.push(client)
+        const store = new RedisStore({ client, onError, logger: { warn: () => {}, info: () => {} } })
+        stores.push(store)
+        return store
+      }
+      try {
+        const open = await start({ limit: { limit: 1, window: '1m', store: redisStore('open') } })
+        for (let i = 0; i < 3; i++) await get(open).expect(200)
+        const closed = await start({ limit: { limit: 1, window: '1m', store: redisStore('closed') } })
+        const res = await get(closed).expect(503)
+        expect(res.body).toEqual({ error: 'rate limiter unavailable' })
+        expect(res.get('cache-control')).toBe('no-store')
+      } finally {
+        for (const store of stores) store.close()
+        // Refused with no retry, each client ends by itself; disconnect() on an ended ioredis client would
+        // leave a handle open.
+        await Promise.all(
+          clients.map((client) =>
+            client.status === 'end' ? undefined : new Promise((resolve) => client.once('end', resolve)),
+          ),
+        )
+      }
     },
   },
   {
