@@ -1,6 +1,11 @@
 import { describe, InvalidOptionError } from './errors'
 
-/** A duration: integer milliseconds, or a string such as `'500ms'`, `'10s'`, `'1.5m'`, `'1h'`, `'1d'`. */
+/**
+ * A duration: integer milliseconds, or a string such as `'500ms'`, `'10s'`, `'1.5m'`, `'1h'`, `'1d'`.
+ *
+ * @example
+ * const window: Duration = '15m' // or 900_000
+ */
 export type Duration = number | `${number}${DurationUnit}` | `${number} ${DurationUnit}`
 export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd'
 

@@ -5,7 +5,12 @@ import { MemoryStore } from './memory-store'
 import { type CompiledRule, compileRule, queueRule, type RuleOptions } from './rules'
 import type { Outcome, Store } from './store'
 
-/** Options of {@link createLimiter}: one rule given inline, or several in `rules`. */
+/**
+ * Options of {@link createLimiter}: one rule given inline, or several in `rules`.
+ *
+ * @example
+ * const options: LimiterOptions = { algorithm: 'token-bucket', limit: 20, window: '10s' }
+ */
 export interface LimiterOptions {
   /** Default `'sliding-window'`; with `rules`, the default of each rule. */
   algorithm?: AlgorithmName
@@ -27,7 +32,12 @@ export interface LimiterOptions {
   cost?: number
 }
 
-/** The verdict on one request, for one rule. */
+/**
+ * The verdict on one request, for one rule.
+ *
+ * @example
+ * for (const d of decision.rules ?? [decision]) console.log(d.rule, d.remaining)
+ */
 export interface RuleDecision {
   /** Whether the request was admitted and charged (for one rule of a stacked limiter: whether this rule admits). */
   readonly allowed: boolean
@@ -55,12 +65,21 @@ export interface RuleDecision {
  * The verdict on one request. For a stacked limiter it is the decision of the rule that bound (the rejecting
  * one with the longest wait, or else the admitting one with the fewest remaining), and `rules` holds every
  * rule's decision, in the order of the rules.
+ * @example
+ * const decision: Decision = await limiter.consume('user:42')
+ * if (!decision.allowed) res.setHeader('Retry-After', Math.ceil(decision.retryAfterMs / 1000))
  */
 export interface Decision extends RuleDecision {
   readonly rules?: readonly RuleDecision[]
 }
 
-/** A limiter: `createLimiter` returns one. */
+/**
+ * A limiter: `createLimiter` returns one.
+ *
+ * @example
+ * const limiter: Limiter = createLimiter({ limit: 5, window: '1s' })
+ * await limiter.consume('k'); await limiter.peek('k'); await limiter.reset('k')
+ */
 export interface Limiter {
   /** The compiled rules, in order. */
   readonly rules: readonly CompiledRule[]

@@ -5,6 +5,9 @@
  * floor(a / b) for integers a and b > 0 (|a| + b below 2^53), exact where Math.floor(a / b) alone could be off by
  * one: the rounded quotient is corrected with multiplications, which are exact here (and much cheaper than `%`
  * on numbers too large for a small integer).
+ * @example
+ * floorDiv(-7, 2) // -4
+ * floorDiv(9_007_199_254_740_990, 3) // exact, where Math.floor(a / b) may not be
  */
 export function floorDiv(a: number, b: number): number {
   const q = Math.floor(a / b)
@@ -13,7 +16,12 @@ export function floorDiv(a: number, b: number): number {
   return q
 }
 
-/** ceil(a / b) for integers a and b > 0. */
+/**
+ * ceil(a / b) for integers a and b > 0.
+ *
+ * @example
+ * ceilDiv(7, 2) // 4
+ */
 export function ceilDiv(a: number, b: number): number {
   return -floorDiv(-a, b)
 }

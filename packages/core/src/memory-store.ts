@@ -3,7 +3,13 @@ import { describe, InvalidOptionError } from './errors'
 import type { CompiledRule } from './rules'
 import { committed, evaluateRules, type Outcome, type Store } from './store'
 
-/** Options of {@link MemoryStore}. */
+/**
+ * Options of {@link MemoryStore}.
+ *
+ * @example
+ * let now = 0
+ * const store = new MemoryStore({ maxKeys: 10_000, clock: () => now })
+ */
 export interface MemoryStoreOptions {
   /** The most keys held at once; past it the least recently used key is evicted. Default 100 000. */
   maxKeys?: number

@@ -4,7 +4,12 @@ import { type Duration, parseDuration } from './duration'
 import { describe, InvalidOptionError } from './errors'
 import { gcd } from './math'
 
-/** One limit: how many units per window, by which algorithm. */
+/**
+ * One limit: how many units per window, by which algorithm.
+ *
+ * @example
+ * const rule: RuleOptions = { name: 'login', algorithm: 'sliding-log', limit: 5, window: '15m' }
+ */
 export interface RuleOptions {
   /** Names the rule in decisions, headers and store keys. Required when a limiter has several rules. */
   name?: string
@@ -18,7 +23,13 @@ export interface RuleOptions {
   rate?: number
 }
 
-/** A rule after validation: everything an algorithm and a store need, computed once at construction. */
+/**
+ * A rule after validation: everything an algorithm and a store need, computed once at construction.
+ *
+ * @example
+ * const [rule] = createLimiter({ limit: 100, window: '1m' }).rules
+ * rule.keyPrefix // 'sluice:default:sw:'
+ */
 export interface CompiledRule extends AlgorithmParams {
   readonly name: string
   readonly algorithm: StoreAlgorithmName

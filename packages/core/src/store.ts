@@ -1,7 +1,12 @@
 import { algorithms, type Step } from './algorithms'
 import type { CompiledRule } from './rules'
 
-/** What a store reports for one rule: the algorithm's verdict without the state. */
+/**
+ * What a store reports for one rule: the algorithm's verdict without the state.
+ *
+ * @example
+ * const outcomes: readonly Outcome[] = await store.apply(rules, ['user:1'], 1, true)
+ */
 export interface Outcome {
   readonly allowed: boolean
   readonly remaining: number
@@ -86,7 +91,12 @@ export function evaluateRules(
   return steps
 }
 
-/** Whether the steps of one request charged every rule (and so must all be written back). */
+/**
+ * Whether the steps of one request charged every rule (and so must all be written back).
+ *
+ * @example
+ * if (committed(steps, true)) for (const step of steps) save(step.state)
+ */
 export function committed(steps: readonly Step<unknown>[], charge: boolean): boolean {
   if (!charge) return false
   for (const step of steps) if (!step.allowed) return false

@@ -1,7 +1,12 @@
 import { floorDiv } from '../math'
 import type { Algorithm, Refund } from './types'
 
-/** Used units in the epoch-aligned window that starts at `windowStart`. */
+/**
+ * Used units in the epoch-aligned window that starts at `windowStart`.
+ *
+ * @example
+ * const state: FixedWindowState = { windowStart: 60_000, used: 3 }
+ */
 export interface FixedWindowState {
   readonly windowStart: number
   readonly used: number
@@ -10,6 +15,9 @@ export interface FixedWindowState {
 /**
  * Fixed window: window k covers [kW, (k+1)W). Admit iff used + cost <= L; rejected requests are not counted.
  * Retry-after and reset are both the time to the window's end.
+ * @example
+ * const rule = createLimiter({ algorithm: 'fixed-window', limit: 10, window: '1m' }).rules[0]
+ * const step = fixedWindow(undefined, Date.now(), 1, rule, true) // step.allowed, step.state
  */
 export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
   const windowStart = floorDiv(now, windowMs) * windowMs
@@ -32,7 +40,12 @@ export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { lim
   return { state: next, allowed: true, remaining: limit - next.used, resetMs: toWindowEnd, retryAfterMs: 0, delayMs: 0 }
 }
 
-/** Refund: only the current window's count can go down; a past window is already forgotten. */
+/**
+ * Refund: only the current window's count can go down; a past window is already forgotten.
+ *
+ * @example
+ * const back = fixedWindowRefund(step.state, Date.now(), 1, rule)
+ */
 export const fixedWindowRefund: Refund<FixedWindowState> = (state, now, cost, params) => {
   const windowStart = floorDiv(now, params.windowMs) * params.windowMs
   if (state === undefined || state.windowStart !== windowStart) return fixedWindow(state, now, 1, params, false)

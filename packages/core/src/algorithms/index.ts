@@ -28,7 +28,12 @@ export {
   tokenBucketRefund,
 }
 
-/** Every algorithm by the name a rule (or, for the queue, `schedule`) gives it. */
+/**
+ * Every algorithm by the name a rule (or, for the queue, `schedule`) gives it.
+ *
+ * @example
+ * const step = algorithms[rule.algorithm](state, Date.now(), 1, rule, true)
+ */
 export const algorithms: { readonly [name in StoreAlgorithmName]: Algorithm<unknown> } = {
   'fixed-window': fixedWindow as Algorithm<unknown>,
   'sliding-log': slidingLog as Algorithm<unknown>,
@@ -38,7 +43,12 @@ export const algorithms: { readonly [name in StoreAlgorithmName]: Algorithm<unkn
   'leaky-queue': leakyQueue as Algorithm<unknown>,
 }
 
-/** The names accepted by the `algorithm` option. */
+/**
+ * The names accepted by the `algorithm` option.
+ *
+ * @example
+ * if (!ALGORITHM_NAMES.includes(name)) throw new Error(`unknown algorithm ${name}`)
+ */
 export const ALGORITHM_NAMES: readonly AlgorithmName[] = [
   'fixed-window',
   'sliding-log',
@@ -47,7 +57,12 @@ export const ALGORITHM_NAMES: readonly AlgorithmName[] = [
   'leaky-bucket',
 ]
 
-/** Every algorithm's refund, by the same names. */
+/**
+ * Every algorithm's refund, by the same names.
+ *
+ * @example
+ * const step = refunds[rule.algorithm](state, Date.now(), 1, rule)
+ */
 export const refunds: { readonly [name in StoreAlgorithmName]: Refund<unknown> } = {
   'fixed-window': fixedWindowRefund as Refund<unknown>,
   'sliding-log': slidingLogRefund as Refund<unknown>,

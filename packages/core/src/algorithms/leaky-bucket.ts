@@ -1,7 +1,12 @@
 import { ceilDiv, floorDiv } from '../math'
 import type { Algorithm, Refund } from './types'
 
-/** `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms). */
+/**
+ * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms).
+ *
+ * @example
+ * const state: LeakyBucketState = { level: 3 * rule.rateDenominator, updatedAt: Date.now() } // 3 requests queued
+ */
 export interface LeakyBucketState {
   readonly level: number
   readonly updatedAt: number
@@ -11,6 +16,9 @@ export interface LeakyBucketState {
  * Leaky bucket as a meter (a policer): level = max(0, level - elapsed * r), starting empty. Admit iff
  * level + cost <= B, then level += cost. It admits exactly what a token bucket of the same B and r admits
  * (its level is the token bucket's B - tokens).
+ * @example
+ * const rule = createLimiter({ algorithm: 'leaky-bucket', limit: 10, window: '1s' }).rules[0]
+ * const step = leakyBucket(undefined, Date.now(), 1, rule, true)
  */
 export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, params, charge) => {
   const { limit, rateNumerator, rateDenominator } = params
@@ -42,7 +50,12 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
   }
 }
 
-/** Refund: the level goes down by the cost, not below empty. */
+/**
+ * Refund: the level goes down by the cost, not below empty.
+ *
+ * @example
+ * const back = leakyBucketRefund(step.state, Date.now(), 1, rule)
+ */
 export const leakyBucketRefund: Refund<LeakyBucketState> = (state, now, cost, params) => {
   if (state === undefined) return leakyBucket(state, now, 1, params, false)
   const elapsed = Math.max(0, now - state.updatedAt)

@@ -4,6 +4,8 @@ import type { Algorithm, Refund } from './types'
 /**
  * The last departure time: `departureMs` plus `departureFraction` / rateNumerator ms. The fraction keeps
  * departures exact when the interval between them is not a whole number of milliseconds.
+ * @example
+ * const state: LeakyQueueState = { departureMs: Date.now() + 500, departureFraction: 0 }
  */
 export interface LeakyQueueState {
   readonly departureMs: number
@@ -14,6 +16,9 @@ export interface LeakyQueueState {
  * Leaky bucket as a queue (a shaper): each request departs at max(now, last departure) + cost / r, so the k-th
  * arrival at an empty queue waits k / r. A request that would wait longer than limit / r (the window) finds the
  * queue full and is dropped at once. Only the last departure is kept.
+ * @example
+ * const rule = createLimiter({ algorithm: 'leaky-bucket', limit: 6, window: '3s' }).rules[0]
+ * const step = leakyQueue(undefined, 0, 1, rule, true) // step.delayMs === 500
  */
 export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params, charge) => {
   const { limit, rateNumerator, rateDenominator } = params
@@ -61,7 +66,12 @@ export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params,
   }
 }
 
-/** Refund: the last departure moves earlier by the cost's interval, not before now. */
+/**
+ * Refund: the last departure moves earlier by the cost's interval, not before now.
+ *
+ * @example
+ * const back = leakyQueueRefund(step.state, 0, 1, rule) // the queue is empty again
+ */
 export const leakyQueueRefund: Refund<LeakyQueueState> = (state, now, cost, params) => {
   const { rateNumerator, rateDenominator } = params
   if (state === undefined) return leakyQueue(state, now, 1, params, false)

@@ -3,6 +3,8 @@ import type { Algorithm, Refund } from './types'
 /**
  * Admitted requests, oldest first: `times[i]` (ms) and `costs[i]`. Requests admitted in the same millisecond
  * share one entry, so a key holds at most L entries (and at most one per millisecond of the window).
+ * @example
+ * const state: SlidingLogState = { times: [1000, 1250], costs: [1, 3] }
  */
 export interface SlidingLogState {
   readonly times: readonly number[]
@@ -12,6 +14,9 @@ export interface SlidingLogState {
 /**
  * Sliding log: the window is (now - W, now]; an entry exactly W old has expired. Admit iff the costs in the
  * window plus this cost are at most L. Retry-after: until enough of the oldest entries expire.
+ * @example
+ * const rule = createLimiter({ algorithm: 'sliding-log', limit: 5, window: '1s' }).rules[0]
+ * const step = slidingLog({ times: [1000], costs: [5] }, 1999, 1, rule, true) // rejected: retryAfterMs 1
  */
 export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit, windowMs }, charge) => {
   const oldest = now - windowMs // entries at or before this instant have expired
@@ -62,7 +67,12 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
   }
 }
 
-/** Refund: the newest entries give back `cost`, newest first. */
+/**
+ * Refund: the newest entries give back `cost`, newest first.
+ *
+ * @example
+ * const back = slidingLogRefund({ times: [1000], costs: [5] }, 1500, 2, rule) // costs: [3]
+ */
 export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, params) => {
   if (state === undefined) return slidingLog(state, now, 1, params, false)
   const times = state.times.slice()

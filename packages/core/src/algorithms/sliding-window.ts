@@ -1,7 +1,12 @@
 import { floorDiv } from '../math'
 import type { Algorithm, Refund } from './types'
 
-/** Counts of the current window (starting at `windowStart`) and of the one before it. */
+/**
+ * Counts of the current window (starting at `windowStart`) and of the one before it.
+ *
+ * @example
+ * const state: SlidingWindowState = { windowStart: 60_000, previous: 80, current: 30 }
+ */
 export interface SlidingWindowState {
   readonly windowStart: number
   readonly previous: number
@@ -11,6 +16,9 @@ export interface SlidingWindowState {
 /**
  * Sliding window counter: with prev used in window k-1, cur in window k and e = now - kW, admit iff
  * floor(prev * (W - e) / W) + cur + cost <= L. Integer arithmetic throughout, so Lua and JS agree.
+ * @example
+ * const rule = createLimiter({ limit: 100, window: '60s' }).rules[0]
+ * slidingWindow({ windowStart: 60_000, previous: 80, current: 30 }, 75_000, 1, rule, true).allowed // true: estimate 90
  */
 export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
   const windowStart = floorDiv(now, windowMs) * windowMs
@@ -91,7 +99,12 @@ function slidingResetMs(previous: number, current: number, elapsed: number, wind
   return windowMs - elapsed + firstOffsetAtMost(current, 0, windowMs)
 }
 
-/** Refund: the count of the window the request was charged in (now current or previous) goes down. */
+/**
+ * Refund: the count of the window the request was charged in (now current or previous) goes down.
+ *
+ * @example
+ * const back = slidingWindowRefund({ windowStart: 60_000, previous: 0, current: 3 }, 61_000, 1, rule) // current 2
+ */
 export const slidingWindowRefund: Refund<SlidingWindowState> = (state, now, cost, params) => {
   if (state === undefined) return slidingWindow(state, now, 1, params, false)
   const next = { ...state, current: Math.max(0, state.current - cost) }

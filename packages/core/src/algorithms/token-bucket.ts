@@ -3,6 +3,8 @@ import type { Algorithm, Refund } from './types'
 
 /**
  * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms).
+ * @example
+ * const state: TokenBucketState = { tokens: 4 * rule.rateDenominator, updatedAt: Date.now() } // 4 tokens
  */
 export interface TokenBucketState {
   readonly tokens: number
@@ -12,6 +14,9 @@ export interface TokenBucketState {
 /**
  * Token bucket: tokens = min(B, tokens + elapsed * r), refilled lazily, starting full. Admit iff tokens >= cost
  * (no partial payment), then tokens -= cost. Retry-after (cost - tokens) / r; reset (B - tokens) / r.
+ * @example
+ * const rule = createLimiter({ algorithm: 'token-bucket', limit: 1, rate: 0.5 }).rules[0]
+ * tokenBucket({ tokens: 0, updatedAt: 0 }, 1000, 1, rule, true).retryAfterMs // 1000: half a token to go
  */
 export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, params, charge) => {
   const { limit, rateNumerator, rateDenominator } = params
@@ -43,7 +48,12 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
   }
 }
 
-/** Refund: the tokens come back, up to the capacity. */
+/**
+ * Refund: the tokens come back, up to the capacity.
+ *
+ * @example
+ * const back = tokenBucketRefund({ tokens: 0, updatedAt: 0 }, 0, 1, rule) // one token back
+ */
 export const tokenBucketRefund: Refund<TokenBucketState> = (state, now, cost, params) => {
   if (state === undefined) return tokenBucket(state, now, 1, params, false)
   const capacity = params.limit * params.rateDenominator

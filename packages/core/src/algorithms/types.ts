@@ -1,7 +1,17 @@
-/** The algorithms a rule can use. */
+/**
+ * The algorithms a rule can use.
+ *
+ * @example
+ * const algorithm: AlgorithmName = 'token-bucket'
+ */
 export type AlgorithmName = 'fixed-window' | 'sliding-log' | 'sliding-window' | 'token-bucket' | 'leaky-bucket'
 
-/** The algorithms a store runs: the five public ones, and the leaky bucket as a queue behind `schedule`. */
+/**
+ * The algorithms a store runs: the five public ones, and the leaky bucket as a queue behind `schedule`.
+ *
+ * @example
+ * const names: StoreAlgorithmName[] = ['leaky-bucket', 'leaky-queue']
+ */
 export type StoreAlgorithmName = AlgorithmName | 'leaky-queue'
 
 /**
@@ -9,6 +19,8 @@ export type StoreAlgorithmName = AlgorithmName | 'leaky-queue'
  *
  * Buckets keep their state in integers: a token is `rateDenominator` units, and `rateNumerator` units flow per
  * millisecond (r = rateNumerator / rateDenominator tokens per ms). That keeps JS and Lua exact and in agreement.
+ * @example
+ * const params: AlgorithmParams = createLimiter({ limit: 10, window: '1s' }).rules[0]
  */
 export interface AlgorithmParams {
   /** L, or the capacity B of a bucket, or the queue's length. */
@@ -24,6 +36,9 @@ export interface AlgorithmParams {
 /**
  * What an algorithm says about one request against one key. `state` is the key's new state when the request was
  * admitted and charged, or the state it was given (unchanged) otherwise.
+ * @example
+ * const step: Step<TokenBucketState> = tokenBucket(undefined, Date.now(), 1, params, true)
+ * if (step.allowed) save(step.state)
  */
 export interface Step<S> {
   readonly state: S | undefined
@@ -41,6 +56,10 @@ export interface Step<S> {
 /**
  * A rate-limiting algorithm: a pure function of (state, now, cost, params). It never mutates `state`.
  * `charge` false asks what would happen (peek) without charging.
+ * @example
+ * const everyOther: Algorithm<number> = (count = 0, _now, _cost, _params, charge) => ({
+ *   state: charge ? count + 1 : count, allowed: count % 2 === 0, remaining: 0, resetMs: 0, retryAfterMs: 0, delayMs: 0,
+ * })
  */
 export type Algorithm<S> = (
   state: S | undefined,
@@ -54,5 +73,7 @@ export type Algorithm<S> = (
  * Gives `cost` back to a key whose request was admitted and charged (for example because the response failed and
  * should not count). A pure function like {@link Algorithm}; it returns the new state and the numbers after the
  * refund. Units already gone (an expired window, refilled tokens) are not given back twice.
+ * @example
+ * const back: Refund<TokenBucketState> = tokenBucketRefund
  */
 export type Refund<S> = (state: S | undefined, now: number, cost: number, params: AlgorithmParams) => Step<S>
