@@ -1,0 +1,229 @@
+// Outage: redis-server is killed under load. 'local' keeps limiting from memory, 'open' admits, 'closed' rejects;
+// no consume outlasts the timeout by more than 50 ms, nothing is left unhandled, the outage is logged once, and
+// when Redis comes back it decides again within a second (with an empty script cache, as after any restart).
+import { createLimiter, type Decision, type Limiter, StoreUnavailableError } from '@sluice/core'
+import { type FailurePolicy, RedisStore, type RedisStoreClient } from '@sluice/redis'
+import Redis from 'ioredis'
+import { type RedisServer, startRedis } from '../../scripts/redis-server'
+
+const TIMEOUT_MS = 100
+const LIMIT = 5
+
+let server: RedisServer
+const unhandled: unknown[] = []
+const onUnhandled = (reason: unknown) => unhandled.push(reason)
+
+beforeAll(async () => {
+  // DEBUG SLEEP makes a slow server; Redis 7 refuses DEBUG unless enabled.
+  server = await startRedis({ args: ['--enable-debug-command', 'yes'] })
+  process.on('unhandledRejection', onUnhandled)
+})
+
+afterAll(async () => {
+  process.off('unhandledRejection', onUnhandled)
+  await server?.stop()
+})
+
+beforeEach(async () => {
+  if (!server.running) await server.restart()
+})
+
+interface Harness {
+  client: Redis
+  store: RedisStore
+  limiter: Limiter
+  warnings: string[]
+  infos: string[]
+  /** Commands the store sent, by name. */
+  sent: Record<string, number>
+}
+
+function harness(onError: FailurePolicy): Harness {
+  // A short, steady reconnect delay: ioredis's default grows to 2 s between attempts.
+  const client = new Redis({ host: server.host, port: server.port, retryStrategy: () => 50 })
+  client.on('error', () => {}) // connection errors while the server is down are expected here
+  const sent: Record<string, number> = {}
+  // The store's narrow client type lets the test count what reaches the client.
+  const counting = new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver)
+      if (typeof property !== 'string' || !['evalsha', 'eval', 'ping', 'del'].includes(property)) return value
+      return (...args: unknown[]) => {
+        sent[property] = (sent[property] ?? 0) + 1
+        return (value as (...a: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  }) as RedisStoreClient
+  const warnings: string[] = []
+  const infos: string[] = []
+  const logger = { warn: (m: string) => warnings.push(m), info: (m: string) => infos.push(m) }
+  const store = new RedisStore({ client: counting, timeout: TIMEOUT_MS, onError, logger })
+  const limiter = createLimiter({ algorithm: 'sliding-log', limit: LIMIT, window: '1m', store })
+  return { client, store, limiter, warnings, infos, sent }
+}
+
+interface Timed {
+  ms: number
+  decision?: Decision
+  error?: unknown
+}
+
+async function timed(work: () => Promise<Decision>): Promise<Timed> {
+  const started = performance.now()
+  try {
+    const decision = await work()
+    return { ms: performance.now() - started, decision }
+  } catch (error) {
+    return { ms: performance.now() - started, error }
+  }
+}
+
+/** Eight concurrent clients on distinct keys until stopped; every call is timed. */
+function load(limiter: Limiter): { stop: () => Promise<Timed[]> } {
+  const results: Timed[] = []
+  let running = true
+  let n = 0
+  const lanes = Array.from({ length: 8 }, async (_, lane) => {
+    while (running) {
+      results.push(await timed(() => limiter.consume(`load:${lane}:${n++ % 50}`)))
+      // Local decisions resolve without I/O: pace the lane so timers (and the test) still run.
+      await pause(1)
+    }
+  })
+  return {
+    async stop() {
+      running = false
+      await Promise.all(lanes)
+      return results
+    },
+  }
+}
+
+/** Pacing for the load while the server is down: real time passes, no window is observed. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** From the server being back to the first decision that Redis made (its key appears in Redis), in ms. */
+async function timeUntilRedisDecides(h: Harness, admin: Redis): Promise<number> {
+  const back = performance.now()
+  for (let i = 0; performance.now() - back < 3000; i++) {
+    await h.limiter.consume(`after:${i}`)
+    if ((await admin.exists(`sluice:default:sl:{after:${i}}`)) === 1) return performance.now() - back
+    await pause(10)
+  }
+  return Number.POSITIVE_INFINITY
+}
+
+const figures: string[] = []
+afterAll(() => {
+  if (figures.length > 0) console.log(`outage figures:\n${figures.join('\n')}`)
+})
+
+test("'local': killed under load, the instance keeps limiting from memory, then Redis decides again", async () => {
+  const h = harness('local')
+  const admin = new Redis({ host: server.host, port: server.port, retryStrategy: () => 50 })
+  admin.on('error', () => {})
+  try {
+    expect((await h.limiter.consume('victim')).allowed).toBe(true) // Redis counts 1
+    const running = load(h.limiter)
+    await pause(100)
+    const killedAt = performance.now()
+    await server.kill()
+    await pause(400)
+    // Limited locally: a fresh local count admits exactly the limit.
+    const victim: Decision[] = []
+    for (let i = 0; i < 2 * LIMIT; i++) victim.push(await h.limiter.consume('victim'))
+    expect(victim.filter((d) => d.allowed).length).toBe(LIMIT)
+    const sentDuringOutage = { ...h.sent }
+    await pause(300)
+    const results = await running.stop()
+    const outageMs = performance.now() - killedAt
+    const sentAfter = h.sent
+
+    const slowest = results.reduce((most, r) => Math.max(most, r.ms), 0)
+    expect(results.length).toBeGreaterThan(100)
+    expect(results.filter((r) => r.error !== undefined)).toEqual([])
+    expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50)
+    expect(h.warnings).toHaveLength(1)
+    expect(h.warnings[0]).toMatch(/Redis is unavailable .*deciding from local memory/)
+    // A dead Redis is not asked on every request: a PING per probe interval, not an EVALSHA per request.
+    expect((sentAfter['evalsha'] ?? 0) - (sentDuringOutage['evalsha'] ?? 0)).toBe(0)
+    expect(sentAfter['ping'] ?? 0).toBeLessThanOrEqual(Math.ceil(outageMs / 250) + 1)
+
+    await server.restart() // empty, and with an empty script cache
+    const recoveryMs = await timeUntilRedisDecides(h, admin)
+    expect(recoveryMs).toBeLessThan(1000)
+    expect(h.infos).toHaveLength(1)
+    expect(h.warnings).toHaveLength(1)
+    expect((await h.limiter.consume('victim')).remaining).toBe(LIMIT - 1) // Redis's count, from an empty server
+    figures.push(
+      `  local: ${results.length} consumes under load, slowest ${slowest.toFixed(1)} ms; ` +
+        `Redis deciding again ${recoveryMs.toFixed(0)} ms after restart`,
+    )
+  } finally {
+    h.client.disconnect()
+    admin.disconnect()
+  }
+}, 20_000)
+
+test("'open': while Redis is down every request is admitted, fast", async () => {
+  const h = harness('open')
+  try {
+    expect((await h.limiter.consume('open')).allowed).toBe(true)
+    await server.kill()
+    const results: Timed[] = []
+    for (let i = 0; i < 3 * LIMIT; i++) results.push(await timed(() => h.limiter.consume('open')))
+    expect(results.map((r) => r.decision?.allowed)).toEqual(Array(3 * LIMIT).fill(true))
+    const slowest = Math.max(...results.map((r) => r.ms))
+    expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50)
+    expect(h.warnings).toHaveLength(1)
+    figures.push(
+      `  open: first consume after the kill ${results[0]?.ms.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms`,
+    )
+  } finally {
+    h.client.disconnect()
+  }
+})
+
+test("'closed': while Redis is down every request is rejected with StoreUnavailableError, fast", async () => {
+  const h = harness('closed')
+  try {
+    expect((await h.limiter.consume('closed')).allowed).toBe(true)
+    await server.kill()
+    const results: Timed[] = []
+    for (let i = 0; i < 10; i++) results.push(await timed(() => h.limiter.consume('closed')))
+    for (const r of results) expect(r.error).toBeInstanceOf(StoreUnavailableError)
+    const slowest = Math.max(...results.map((r) => r.ms))
+    expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50)
+    expect(h.warnings).toHaveLength(1)
+    await expect(h.limiter.reset('closed')).rejects.toBeInstanceOf(StoreUnavailableError)
+    figures.push(
+      `  closed: first consume after the kill ${results[0]?.ms.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms`,
+    )
+  } finally {
+    h.client.disconnect()
+  }
+})
+
+test('a Redis slower than the timeout is an outage too, and its late replies are absorbed', async () => {
+  const h = harness('closed')
+  const admin = new Redis({ host: server.host, port: server.port })
+  try {
+    await h.limiter.consume('slow')
+    // DEBUG SLEEP blocks the server for 300 ms: the store's calls time out, their replies come later.
+    const sleeping = admin.call('DEBUG', 'SLEEP', '0.3')
+    await pause(20)
+    const results: Timed[] = []
+    for (let i = 0; i < 5; i++) results.push(await timed(() => h.limiter.consume('slow')))
+    await sleeping
+    for (const r of results) expect(r.ms).toBeLessThanOrEqual(TIMEOUT_MS + 50)
+    expect(results[0]?.error).toBeInstanceOf(StoreUnavailableError)
+    await pause(50)
+  } finally {
+    h.client.disconnect()
+    admin.disconnect()
+  }
+})
+
+test('no promise was left unhandled', () => {
+  expect(unhandled).toEqual([])
+})
