@@ -1,0 +1,176 @@
+import fc from 'fast-check'
+import { parseDictionary, parseItem, parseList } from 'structured-headers'
+import {
+  createLimiter,
+  type Decision,
+  headerModes,
+  InvalidOptionError,
+  MemoryStore,
+  rateLimitHeaders,
+  retryAfterSeconds,
+} from '../src'
+
+const NOW = 1_767_225_610_000 // 10 s into a minute
+
+function decision(overrides: Partial<Decision> = {}): Decision {
+  return {
+    allowed: true,
+    rule: 'default',
+    limit: 100,
+    windowMs: 60_000,
+    remaining: 42,
+    resetMs: 17_200,
+    retryAfterMs: 0,
+    delayMs: 0,
+    cost: 1,
+    costExceedsCapacity: false,
+    ...overrides,
+  }
+}
+
+type Headers = readonly (readonly [string, string])[]
+const asObject = (headers: Headers) => Object.fromEntries(headers)
+const field = (headers: Headers, name: string): string => {
+  const found = headers.find(([n]) => n === name)
+  if (found === undefined) throw new Error(`no ${name} field`)
+  return found[1]
+}
+
+describe('headerModes', () => {
+  it("defaults to 'ietf'; false sends none", () => {
+    expect(headerModes(undefined)).toEqual(['ietf'])
+    expect(headerModes(false)).toEqual([])
+    expect(headerModes(['draft-6', 'legacy'])).toEqual(['draft-6', 'legacy'])
+  })
+
+  it('names the option and the accepted values', () => {
+    expect(() => headerModes('draft-8')).toThrow(InvalidOptionError)
+    expect(() => headerModes('draft-8')).toThrow(
+      `option "headers" must be 'ietf', 'draft-7', 'draft-6', 'legacy', false or an array of them (got "draft-8")`,
+    )
+    expect(() => headerModes(true)).toThrow('option "headers"')
+  })
+
+  it('refuses two modes that write the same field', () => {
+    expect(() => headerModes(['ietf', 'draft-7'])).toThrow(
+      "cannot combine 'ietf' and 'draft-7': both write RateLimit-Policy",
+    )
+    expect(() => headerModes(['draft-6', 'draft-7'])).toThrow('both write RateLimit-Policy')
+  })
+})
+
+describe('rateLimitHeaders', () => {
+  it("'ietf': one item per rule, in rule order, that a structured-field parser reads", () => {
+    const user = decision({ rule: 'user', remaining: 42, resetMs: 17_200 })
+    const tenant = decision({ rule: 'tenant', limit: 2000, windowMs: 3_600_000, remaining: 1500, resetMs: 900_000 })
+    const list = rateLimitHeaders({ ...user, rules: [user, tenant] }, ['ietf'], NOW)
+    const headers = asObject(list)
+    expect(headers).toEqual({
+      'RateLimit-Policy': '"user";q=100;w=60, "tenant";q=2000;w=3600',
+      RateLimit: '"user";r=42;t=18, "tenant";r=1500;t=900',
+    })
+    expect(parseList(field(list, 'RateLimit-Policy'))).toEqual([
+      [
+        'user',
+        new Map([
+          ['q', 100],
+          ['w', 60],
+        ]),
+      ],
+      [
+        'tenant',
+        new Map([
+          ['q', 2000],
+          ['w', 3600],
+        ]),
+      ],
+    ])
+    expect(parseList(field(list, 'RateLimit'))).toEqual([
+      [
+        'user',
+        new Map([
+          ['r', 42],
+          ['t', 18],
+        ]),
+      ],
+      [
+        'tenant',
+        new Map([
+          ['r', 1500],
+          ['t', 900],
+        ]),
+      ],
+    ])
+  })
+
+  it("'draft-7': a dictionary and a policy item", () => {
+    const list = rateLimitHeaders(decision(), ['draft-7'], NOW)
+    const headers = asObject(list)
+    expect(headers).toEqual({ 'RateLimit-Policy': '100;w=60', RateLimit: 'limit=100, remaining=42, reset=18' })
+    expect(parseItem(field(list, 'RateLimit-Policy'))).toEqual([100, new Map([['w', 60]])])
+    expect([...parseDictionary(field(list, 'RateLimit')).keys()]).toEqual(['limit', 'remaining', 'reset'])
+  })
+
+  it("'draft-6' and 'legacy' (reset as a Unix time in seconds, rounded up)", () => {
+    expect(asObject(rateLimitHeaders(decision(), ['draft-6', 'legacy'], NOW))).toEqual({
+      'RateLimit-Policy': '100;w=60',
+      'RateLimit-Limit': '100',
+      'RateLimit-Remaining': '42',
+      'RateLimit-Reset': '18',
+      'X-RateLimit-Limit': '100',
+      'X-RateLimit-Remaining': '42',
+      'X-RateLimit-Reset': '1767225628',
+    })
+  })
+
+  it('a rejected rule resets when its request would be admitted, so Retry-After is never earlier than t', () => {
+    const rejected = decision({ allowed: false, remaining: 0, retryAfterMs: 2_500, resetMs: 60_000 })
+    expect(field(rateLimitHeaders(rejected, ['ietf'], NOW), 'RateLimit')).toBe('"default";r=0;t=3')
+    expect(retryAfterSeconds(rejected)).toBe(3)
+  })
+
+  it('a cost that can never fit reports the reset, not an infinite wait', () => {
+    const never = decision({ allowed: false, retryAfterMs: Number.POSITIVE_INFINITY, costExceedsCapacity: true })
+    expect(field(rateLimitHeaders(never, ['ietf'], NOW), 'RateLimit')).toBe('"default";r=42;t=18')
+  })
+
+  it('Retry-After is whole seconds rounded up, at least 1', () => {
+    expect(retryAfterSeconds(decision({ allowed: false, retryAfterMs: 1 }))).toBe(1)
+    expect(retryAfterSeconds(decision({ allowed: false, retryAfterMs: 1000 }))).toBe(1)
+    expect(retryAfterSeconds(decision({ allowed: false, retryAfterMs: 1001 }))).toBe(2)
+  })
+
+  it('for any trace of stacked rules, Retry-After of a rejection is at least every rejecting rule t', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket'),
+        fc.array(fc.record({ gap: fc.integer({ min: 0, max: 5_000 }), cost: fc.integer({ min: 1, max: 4 }) }), {
+          maxLength: 40,
+        }),
+        async (algorithm, trace) => {
+          let now = NOW
+          const limiter = createLimiter({
+            algorithm,
+            store: new MemoryStore({ clock: () => now }),
+            rules: [
+              { name: 'burst', limit: 5, window: '10s' },
+              { name: 'hour', limit: 20, window: '1m' },
+            ],
+          })
+          for (const { gap, cost } of trace) {
+            now += gap
+            const d = await limiter.consume('k', cost)
+            if (d.allowed) continue
+            const retryAfter = retryAfterSeconds(d)
+            expect(retryAfter).toBe(Math.max(1, Math.ceil(d.retryAfterMs / 1000)))
+            const items = parseList(field(rateLimitHeaders(d, ['ietf'], now), 'RateLimit'))
+            items.forEach(([, params], i) => {
+              if (!d.rules?.[i]?.allowed) expect(retryAfter).toBeGreaterThanOrEqual(params.get('t') as number)
+            })
+          }
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+})

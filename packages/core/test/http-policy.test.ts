@@ -1,0 +1,180 @@
+import { EventEmitter } from 'node:events'
+import { createHttpPolicy, type HttpLimitOptions, InvalidOptionError, MemoryStore, type RequestFacts } from '../src'
+
+interface Req {
+  readonly headers: Record<string, string | undefined>
+}
+interface Res {
+  statusCode: number
+}
+
+function facts(overrides: Partial<RequestFacts> = {}): RequestFacts {
+  return { ip: '192.0.2.1', method: 'GET', path: '/', headers: {}, proxyTrusted: false, ...overrides }
+}
+
+function recordingLogger() {
+  const warnings: string[] = []
+  const errors: string[] = []
+  return { warnings, errors, warn: (m: string) => warnings.push(m), error: (m: string) => errors.push(m) }
+}
+
+function policy(options: HttpLimitOptions<Req, Res>) {
+  return createHttpPolicy<Req, Res>({ logger: recordingLogger(), ...options })
+}
+
+const req = (headers: Record<string, string> = {}): Req => ({ headers })
+
+describe('createHttpPolicy options', () => {
+  const invalid: [string, Record<string, unknown>, string][] = [
+    ['limit', { limit: -1, window: '1m' }, 'option "limit" must be a positive whole number (got -1)'],
+    ['window', { limit: 1, window: 'soon' }, 'option "window"'],
+    ['key', { limit: 1, window: '1m', key: 'ip' }, 'option "key" must be a function (got "ip")'],
+    ['cost', { limit: 1, window: '1m', cost: 0 }, 'option "cost" must be a positive whole number or a function'],
+    ['skip', { limit: 1, window: '1m', skip: true }, 'option "skip" must be a function'],
+    ['refund', { limit: 1, window: '1m', refund: 'failed' }, 'option "refund" must be a function'],
+    ['statusCode', { limit: 1, window: '1m', statusCode: 200 }, 'option "statusCode" must be an HTTP error status'],
+    ['headers', { limit: 1, window: '1m', headers: 'draft-8' }, 'option "headers"'],
+    ['ipv6Subnet', { limit: 1, window: '1m', ipv6Subnet: 129 }, 'option "ipv6Subnet" must be a prefix length'],
+    [
+      'onStoreError',
+      { limit: 1, window: '1m', onStoreError: 'local' },
+      `option "onStoreError" must be 'open' or 'closed'`,
+    ],
+    ['logger', { limit: 1, window: '1m', logger: { warn() {} } }, 'option "logger" must have warn() and error()'],
+    [
+      'rules[1].key',
+      {
+        rules: [
+          { name: 'a', limit: 1, window: '1m' },
+          { name: 'b', limit: 1, window: '1m', key: 1 },
+        ],
+      },
+      'option "rules[1].key"',
+    ],
+    ['max', { max: 5, window: '1m' }, 'option "max" is not an option of rateLimit (use `limit`)'],
+    ['windowMs', { limit: 5, windowMs: 60_000 }, 'option "windowMs" is not an option of rateLimit (use `window`)'],
+  ]
+  it.each(invalid)('names %s', (option, options, message) => {
+    let thrown: unknown
+    try {
+      createHttpPolicy(options as HttpLimitOptions<Req, Res>)
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(InvalidOptionError)
+    expect((thrown as InvalidOptionError).option).toBe(option)
+    expect((thrown as Error).message).toContain(message)
+  })
+
+  it("accepts the adapter's own options", () => {
+    expect(() =>
+      createHttpPolicy({ limit: 1, window: '1m', onRejected: () => {} } as never, ['onRejected']),
+    ).not.toThrow()
+  })
+})
+
+describe('createHttpPolicy', () => {
+  const events = () => new EventEmitter()
+
+  it('keys by the reported client IP, IPv6 per /64', async () => {
+    const p = policy({ limit: 2, window: '1m' })
+    await p.handle(req(), { statusCode: 200 }, facts({ ip: '2001:db8::1' }), events())
+    const second = await p.handle(req(), { statusCode: 200 }, facts({ ip: '2001:db8::2' }), events())
+    expect(second.action === 'pass' && second.decision?.remaining).toBe(0)
+  })
+
+  it('warns once per limiter about an X-Forwarded-For it does not trust, and not at all when trusted', async () => {
+    const logger = recordingLogger()
+    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger })
+    const forwarded = { headers: { 'x-forwarded-for': '203.0.113.9' } }
+    for (let i = 0; i < 3; i++) await p.handle(req(), { statusCode: 200 }, facts(forwarded), events())
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]).toContain('192.0.2.1')
+    const trusting = recordingLogger()
+    const q = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger: trusting })
+    await q.handle(req(), { statusCode: 200 }, facts({ ...forwarded, proxyTrusted: true }), events())
+    expect(trusting.warnings).toEqual([])
+  })
+
+  it('does not warn when no rule keys by IP', async () => {
+    const logger = recordingLogger()
+    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger, key: (r) => r.headers['x-user'] ?? '' })
+    await p.handle(req(), { statusCode: 200 }, facts({ headers: { 'x-forwarded-for': '203.0.113.9' } }), events())
+    expect(logger.warnings).toEqual([])
+  })
+
+  it('refunds after the response ends, once, when refund says so', async () => {
+    let calls = 0
+    const p = policy({
+      limit: 1,
+      window: '1m',
+      refund: (_req, res) => {
+        calls++
+        return res.statusCode >= 500
+      },
+    })
+    const raw = events()
+    const first = await p.handle(req(), { statusCode: 503 }, facts(), raw)
+    expect(first.action).toBe('pass')
+    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('reject')
+    raw.emit('finish')
+    raw.emit('close')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(calls).toBe(1)
+    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('pass')
+    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('reject')
+  })
+
+  it('keeps the cost of a response that refund does not give back', async () => {
+    const p = policy({ limit: 1, window: '1m', refund: async () => false })
+    const raw = events()
+    await p.handle(req(), { statusCode: 200 }, facts(), raw)
+    raw.emit('finish')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('reject')
+  })
+
+  it('a cost or key function that returns nonsense is an error naming the option, not a silent pass', async () => {
+    const badCost = policy({ limit: 10, window: '1m', cost: () => 1.5 })
+    await expect(badCost.handle(req(), { statusCode: 200 }, facts(), events())).rejects.toThrow(
+      'option "cost" must return a positive whole number (got 1.5)',
+    )
+    const badKey = policy({ limit: 10, window: '1m', key: () => undefined as unknown as string })
+    await expect(badKey.handle(req(), { statusCode: 200 }, facts(), events())).rejects.toThrow(
+      'option "key" must return a string',
+    )
+  })
+
+  it('answers a statusCode of choice for rejections', async () => {
+    const store = new MemoryStore({ clock: () => 0 })
+    const p = policy({ limit: 1, window: '1m', store, statusCode: 503 })
+    await p.handle(req(), { statusCode: 200 }, facts(), events())
+    const verdict = await p.handle(req(), { statusCode: 200 }, facts(), events())
+    expect(verdict.action === 'reject' && verdict.status).toBe(503)
+  })
+
+  it('logs a store outage once, and again after the store recovered and failed anew', async () => {
+    const logger = recordingLogger()
+    let failing = true
+    const inner = new MemoryStore()
+    const p = createHttpPolicy<Req, Res>({
+      limit: 100,
+      window: '1m',
+      logger,
+      onStoreError: 'open',
+      store: {
+        apply: (...args) => (failing ? Promise.reject(new Error('down')) : inner.apply(...args)),
+        refund: (...args) => inner.refund(...args),
+        reset: (...args) => inner.reset(...args),
+      },
+    })
+    const once = () => p.handle(req(), { statusCode: 200 }, facts(), events())
+    for (let i = 0; i < 3; i++) expect((await once()).action).toBe('pass')
+    expect(logger.errors).toHaveLength(1)
+    failing = false
+    await once()
+    failing = true
+    await once()
+    expect(logger.errors).toHaveLength(2)
+  })
+})
