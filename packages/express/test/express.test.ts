@@ -1,5 +1,6 @@
 import { MemoryStore } from '@sluice/core'
 import express from 'express'
+import express4 from 'express4'
 import request from 'supertest'
 import { rateLimit } from '../src'
 
@@ -29,5 +30,36 @@ describe('@sluice/express', () => {
   it('names the option at fault', () => {
     expect(() => rateLimit({ limit: 0, window: '1m' })).toThrow('option "limit"')
     expect(() => rateLimit({ max: 5 } as never)).toThrow('option "max" is not an option of rateLimit (use `limit`)')
+  })
+
+  it.each([
+    ['Express 5', express],
+    ['Express 4', express4 as unknown as typeof express],
+  ])('%s: an error in a key function goes to the error handler, not to an unhandled rejection', async (_, create) => {
+    const app = create()
+    app.use(
+      rateLimit({
+        limit: 10,
+        window: '1m',
+        key: () => {
+          throw new Error('no session store')
+        },
+      }),
+    )
+    app.get('/', (_req, res) => {
+      res.send('unreachable')
+    })
+    const seen: string[] = []
+    app.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      seen.push(error.message)
+      res.status(500).send('handled')
+    })
+    const res = await request(app).get('/').expect(500)
+    expect(res.text).toBe('handled')
+    expect(seen).toEqual(['no session store'])
+  })
+
+  it('rejects a non-function onRejected at construction', () => {
+    expect(() => rateLimit({ limit: 1, window: '1m', onRejected: 'text' as never })).toThrow('option "onRejected"')
   })
 })
