@@ -17,10 +17,7 @@ let ahead: Worker
 beforeAll(async () => {
   server = await startRedis()
   client = new Redis({ host: server.host, port: server.port })
-  ;[behind, ahead] = await Promise.all([
-    startWorker(server.port),
-    startWorker(server.port, { SLUICE_SKEW_MS: String(SKEW_MS) }),
-  ])
+  ;[behind, ahead] = await Promise.all([startWorker(server.port), startWorker(server.port, SKEW_MS)])
 }, 60_000)
 
 afterAll(async () => {

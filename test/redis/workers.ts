@@ -11,10 +11,10 @@ export interface Worker {
   stop(): Promise<void>
 }
 
-export async function startWorker(port: number, env: Record<string, string> = {}): Promise<Worker> {
-  const child = fork(join(__dirname, 'workers/limiter-worker.ts'), [], {
+/** Starts a worker on the redis-server at `port`, its own clock shifted by `skewMs`. */
+export async function startWorker(port: number, skewMs = 0): Promise<Worker> {
+  const child = fork(join(__dirname, 'workers/limiter-worker.ts'), [String(port), String(skewMs)], {
     execArgv: ['--require', join(__dirname, 'workers/lua-text.cjs'), '--import', 'tsx'],
-    env: { ...process.env, ...env, SLUICE_REDIS_PORT: String(port) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))

@@ -11,14 +11,16 @@ export type WorkerCommand =
 
 export type WorkerReply = { type: 'ready' } | { type: 'done'; admitted: number; clock: number }
 
-// The clock-skew suite shifts this process's own clock; the store must not care, since Redis keeps the time.
-const skewMs = Number(process.env['SLUICE_SKEW_MS'] ?? 0)
+// argv: the redis-server's port, and how far this process's own clock is shifted (the clock-skew suite); the
+// store must not care about the shift, since Redis keeps the time.
+const [port, skew] = process.argv.slice(2)
+const skewMs = Number(skew ?? 0)
 if (skewMs !== 0) {
   const realNow = Date.now
   Date.now = () => realNow() + skewMs
 }
 
-const client = new Redis({ host: '127.0.0.1', port: Number(process.env['SLUICE_REDIS_PORT']) })
+const client = new Redis({ host: '127.0.0.1', port: Number(port) })
 const store = new RedisStore({ client, timeout: 5000 })
 
 function send(reply: WorkerReply): void {
