@@ -227,16 +227,7 @@ export class RedisStore implements Store {
     this.assertOpen()
     const redisKeys = rules.map((rule, i) => redisKey(rule, keys[i] as string))
     this.rejected.delete(redisKeys.join(''))
-    if (this.outageSince === undefined) {
-      try {
-        await this.withTimeout(this.bySlot(rules, redisKeys, (r, k) => this.run(r, k, cost, 'refund')))
-        return
-      } catch (error) {
-        this.failed(error)
-      }
-    } else {
-      this.probe()
-    }
+    if (await this.onRedis(() => this.bySlot(rules, redisKeys, (r, k) => this.run(r, k, cost, 'refund')))) return
     if (this.onError === 'closed') throw this.unavailable()
     if (this.onError === 'local') this.localStore().refund(rules, keys, cost)
   }
@@ -246,16 +237,7 @@ export class RedisStore implements Store {
     const redisKeys = rules.map((rule, i) => redisKey(rule, keys[i] as string))
     this.rejected.delete(redisKeys.join(''))
     this.local?.reset(rules, keys)
-    if (this.outageSince === undefined) {
-      try {
-        await this.withTimeout(this.bySlot(rules, redisKeys, async (_, k) => [await this.client.del(...k)]))
-        return
-      } catch (error) {
-        this.failed(error)
-      }
-    } else {
-      this.probe()
-    }
+    if (await this.onRedis(() => this.bySlot(rules, redisKeys, async (_, k) => [await this.client.del(...k)]))) return
     if (this.onError === 'closed') throw this.unavailable()
   }
 
@@ -358,6 +340,21 @@ export class RedisStore implements Store {
       reply = await this.client.eval(SCRIPT, redisKeys.length, ...args)
     }
     return parseReply(reply, rules.length)
+  }
+
+  /** Runs `work` on Redis within the timeout, unless Redis is known to be away; false when it was not done. */
+  private async onRedis(work: () => Promise<unknown>): Promise<boolean> {
+    if (this.outageSince !== undefined) {
+      this.probe()
+      return false
+    }
+    try {
+      await this.withTimeout(work())
+      return true
+    } catch (error) {
+      this.failed(error)
+      return false
+    }
   }
 
   private withTimeout<T>(work: Promise<T>): Promise<T> {
