@@ -5,7 +5,10 @@
  * Tiny mode (`--tiny` or `SLUICE_BENCH_TINY=1`): every part runs for about a second, so a test can check that the
  * benchmarks still run and produce their tables. Its numbers mean nothing.
  */
-export const tiny = process.argv.includes('--tiny') || process.env['SLUICE_BENCH_TINY'] === '1'
+const { SLUICE_BENCH_TINY } = process.env
+
+/** Run settings, read by each part when it runs (so a test can switch tiny mode on before running them). */
+export const settings = { tiny: process.argv.includes('--tiny') || SLUICE_BENCH_TINY === '1' }
 
 /** One thing measured: `measure` runs it once (one round) and returns its rate (per second) or its amount. */
 export interface Contender {
@@ -114,7 +117,8 @@ export async function concurrentOpsPerSecond(
 }
 
 /** How a column's numbers print, and what the smoke test may expect of them. */
-export type Kind = 'rate' | 'ratio' | 'percent' | 'bytes' | 'count' | 'text'
+/** `share` is a percentage that may be zero (the share of requests rejected); `count` and `micros` may be zero too. */
+export type Kind = 'rate' | 'ratio' | 'percent' | 'share' | 'bytes' | 'count' | 'micros' | 'text'
 
 export interface Column {
   readonly header: string
@@ -130,13 +134,14 @@ export interface Table {
   readonly notes?: readonly string[]
 }
 
-/** One ratio against its target, for the summary at the top of RESULTS.md. */
+/** One measured figure against its target, for the summary at the top of RESULTS.md. */
 export interface TargetCheck {
   readonly what: string
-  readonly ratio: number
-  readonly target: number
-  /** How the ratio reads: `3.10×` or `96.2%`. */
-  readonly kind: 'ratio' | 'percent'
+  readonly value: number
+  /** How the figure reads: `3.10×`, `96.2%` or a count. */
+  readonly kind: 'ratio' | 'percent' | 'count' | 'bytes'
+  /** The target as it reads: `≥ 3.00×`, `= 1`. */
+  readonly target: string
   readonly passed: boolean
 }
 
@@ -148,16 +153,23 @@ export interface PartResult {
   readonly targets: readonly TargetCheck[]
 }
 
-export function check(what: string, value: number, target: number, kind: 'ratio' | 'percent'): TargetCheck {
-  return { what, ratio: value, target, kind, passed: value >= target }
+/** A figure that must reach at least `target`. */
+export function atLeast(what: string, value: number, target: number, kind: 'ratio' | 'percent'): TargetCheck {
+  return { what, value, kind, target: `≥ ${format(target, kind)}`, passed: value >= target }
+}
+
+/** A figure that must stay at or below `target`. */
+export function atMost(what: string, value: number, target: number, kind: 'bytes'): TargetCheck {
+  return { what, value, kind, target: `≤ ${format(target, kind)}`, passed: value <= target }
+}
+
+/** A count that must be exactly `target`. */
+export function exactly(what: string, value: number, target: number): TargetCheck {
+  return { what, value, kind: 'count', target: `= ${target}`, passed: value === target }
 }
 
 export function mark(check: TargetCheck): string {
   return check.passed ? 'pass' : 'MISS'
-}
-
-export function formatTarget(check: TargetCheck): string {
-  return `≥ ${format(check.target, check.kind)}`
 }
 
 export function format(value: Cell, kind: Kind): string {
@@ -170,9 +182,12 @@ export function format(value: Cell, kind: Kind): string {
     case 'ratio':
       return `${value.toFixed(2)}×`
     case 'percent':
+    case 'share':
       return `${(value * 100).toFixed(1)}%`
     case 'bytes':
       return value.toFixed(0)
+    case 'micros':
+      return value.toFixed(1)
     case 'count':
       return Number.isInteger(value) ? String(value) : value.toFixed(3)
     case 'text':

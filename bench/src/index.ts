@@ -3,12 +3,21 @@
 import { writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
+import { runCommands } from './commands'
 import { runCore } from './core'
-import { format, formatTarget, mark, type PartResult, renderTable, tiny } from './harness'
+import { format, mark, type PartResult, renderTable, settings } from './harness'
+import { runHttp } from './http'
+import { runMemory } from './memory'
+import { runRedis } from './redis'
+import { redisVersion } from './redis-env'
 
 /** The parts, in order; `--only core,http` picks some of them. */
 export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
   core: runCore,
+  http: runHttp,
+  redis: runRedis,
+  memory: runMemory,
+  commands: runCommands,
 }
 
 export interface Machine {
@@ -41,7 +50,7 @@ export function renderReport(host: Machine, parts: readonly PartResult[]): strin
       { header: 'target', kind: 'text' },
       { header: '', kind: 'text' },
     ],
-    rows: targets.map((t) => [t.what, format(t.ratio, t.kind), formatTarget(t), mark(t)]),
+    rows: targets.map((t) => [t.what, format(t.value, t.kind), t.target, mark(t)]),
   })
   return [
     '# Sluice benchmarks',
@@ -74,8 +83,8 @@ async function main(): Promise<void> {
     console.log(`\n## ${result.title}  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`)
     for (const table of result.tables) console.log(`${renderTable(table)}\n`)
   }
-  const report = renderReport(machine('n/a'), results)
-  if (!tiny && only === undefined) {
+  const report = renderReport(machine(redisVersion()), results)
+  if (!settings.tiny && only === undefined) {
     writeFileSync(join(__dirname, '..', 'RESULTS.md'), report)
     console.log('Wrote bench/RESULTS.md')
   } else {

@@ -1,0 +1,182 @@
+// Part 2: HTTP throughput with autocannon against hello-world servers, bare and behind Sluice or the framework's
+// peer, each server in a child process of its own, the load generated from this process.
+import { type ChildProcess, fork } from 'node:child_process'
+import { join } from 'node:path'
+import autocannon from 'autocannon'
+import {
+  alternate,
+  atLeast,
+  type Contender,
+  mark,
+  type PartResult,
+  pick,
+  RATIO_COLUMNS,
+  ratio,
+  settings,
+  type Table,
+  type TargetCheck,
+} from './harness'
+import type { Framework, Variant } from './http-server'
+
+const FRAMEWORKS: readonly { framework: Framework; peer: string; target: number }[] = [
+  { framework: 'express', peer: 'express-rate-limit', target: 0.95 },
+  { framework: 'koa', peer: 'koa-ratelimit', target: 0.95 },
+  { framework: 'fastify', peer: '@fastify/rate-limit', target: 0.92 },
+]
+/** Per minute, per client: far above what one client sends in a run, so nothing is rejected. */
+const PASS_LIMIT = 100_000_000
+/** One request a minute: after the first, every request is rejected. */
+const REJECT_LIMIT = 1
+const CONNECTIONS = 10
+
+interface Server {
+  readonly url: string
+  readonly child: ChildProcess
+}
+
+/** Forks a server (tsx in the child as in the parent; bench/ as its cwd, so @sluice/* are the built packages). */
+function startServer(framework: Framework, variant: Variant, limit: number): Promise<Server> {
+  const child = fork(join(__dirname, 'http-server.ts'), [framework, variant, String(limit)], {
+    cwd: join(__dirname, '..'),
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve({ url: `http://127.0.0.1:${message.port}/`, child }))
+    child.once('exit', (code) => reject(new Error(`${framework} ${variant} server exited with ${code}`)))
+  })
+}
+
+function stopServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (server.child.exitCode !== null) return resolve()
+    server.child.once('exit', () => resolve())
+    server.child.kill()
+  })
+}
+
+interface Load {
+  readonly requestsPerSecond: number
+  readonly rejectedShare: number
+}
+
+async function load(url: string, durationS: number): Promise<Load> {
+  const started = performance.now()
+  const result = await autocannon(
+    settings.tiny
+      ? { url, connections: CONNECTIONS, amount: 300 }
+      : { url, connections: CONNECTIONS, duration: durationS },
+  )
+  // autocannon reports whole seconds; the wall clock around the run is finer, and the same for every server.
+  const seconds = (performance.now() - started) / 1000
+  if (result.errors > 0) throw new Error(`${result.errors} connection errors against ${url}`)
+  return {
+    requestsPerSecond: result.requests.total / seconds,
+    rejectedShare: result.non2xx / Math.max(1, result.requests.total),
+  }
+}
+
+/** Runs part 2 and returns its tables and target checks. */
+export async function runHttp(): Promise<PartResult> {
+  const durationS = 2
+  const rounds = settings.tiny ? { rounds: 1, warmup: 0 } : { rounds: 5, warmup: 1 }
+  const passRows: (string | number)[][] = []
+  const rejectRows: (string | number)[][] = []
+  const rateRows: (string | number)[][] = []
+  const targets: TargetCheck[] = []
+  for (const { framework, peer, target } of FRAMEWORKS) {
+    const setups: { name: string; variant: Variant; limit: number }[] = [
+      { name: 'bare', variant: 'bare', limit: 0 },
+      { name: 'sluice', variant: 'sluice', limit: PASS_LIMIT },
+      { name: peer, variant: 'peer', limit: PASS_LIMIT },
+      { name: 'sluice, rejecting', variant: 'sluice', limit: REJECT_LIMIT },
+      { name: `${peer}, rejecting`, variant: 'peer', limit: REJECT_LIMIT },
+    ]
+    const servers = await Promise.all(setups.map((s) => startServer(framework, s.variant, s.limit)))
+    const rejected = new Map<string, number[]>()
+    try {
+      const contenders: Contender[] = setups.map((setup, i) => ({
+        name: setup.name,
+        measure: async () => {
+          const { requestsPerSecond, rejectedShare } = await load((servers[i] as Server).url, durationS)
+          rejected.set(setup.name, [...(rejected.get(setup.name) ?? []), rejectedShare])
+          return requestsPerSecond
+        },
+      }))
+      const results = await alternate(contenders, rounds)
+      for (const { name } of setups) {
+        const s = pick(results, name)
+        const shares = rejected.get(name) ?? [0]
+        rateRows.push([framework, name, s.median, s.min, s.max, Math.max(...shares)])
+      }
+      const bare = pick(results, 'bare')
+      const sluice = pick(results, 'sluice')
+      const overBare = ratio(sluice, bare)
+      const keeps = atLeast(`HTTP ${framework}: sluice / bare ${framework}`, overBare.median, target, 'percent')
+      targets.push(keeps)
+      passRows.push([framework, 'bare', overBare.median, overBare.min, overBare.max, keeps.target, mark(keeps)])
+      const overPeer = ratio(sluice, pick(results, peer))
+      const ahead = atLeast(`HTTP ${framework}: sluice / ${peer}`, overPeer.median, 1, 'ratio')
+      targets.push(ahead)
+      passRows.push([framework, peer, overPeer.median, overPeer.min, overPeer.max, ahead.target, mark(ahead)])
+      const peerOverBare = ratio(pick(results, peer), bare)
+      passRows.push([`${framework} (${peer})`, 'bare', peerOverBare.median, peerOverBare.min, peerOverBare.max, '', ''])
+      for (const name of ['sluice, rejecting', `${peer}, rejecting`]) {
+        const r = ratio(pick(results, name), bare)
+        rejectRows.push([framework, name, r.median, r.min, r.max])
+      }
+      const rejecting = ratio(pick(results, 'sluice, rejecting'), pick(results, `${peer}, rejecting`))
+      rejectRows.push([framework, `sluice over ${peer}`, rejecting.median, rejecting.min, rejecting.max])
+    } finally {
+      await Promise.all(servers.map(stopServer))
+    }
+  }
+  const tables: Table[] = [
+    {
+      title: 'Requests per second',
+      columns: [
+        { header: 'framework', kind: 'text' },
+        { header: 'server', kind: 'text' },
+        { header: 'median /s', kind: 'rate' },
+        { header: 'min /s', kind: 'rate' },
+        { header: 'max /s', kind: 'rate' },
+        { header: 'most rejected', kind: 'share' },
+      ],
+      rows: rateRows,
+    },
+    {
+      title: 'Nothing rejected: Sluice over the bare server and over the peer (the peer over bare for reference)',
+      columns: [
+        { header: 'limited by', kind: 'text' },
+        { header: 'over', kind: 'text' },
+        ...RATIO_COLUMNS.slice(0, 3).map((c) => ({ ...c, kind: 'percent' as const })),
+        ...RATIO_COLUMNS.slice(3),
+      ],
+      rows: passRows,
+    },
+    {
+      title: 'Most requests rejected (429): throughput over the bare server, and Sluice over the peer',
+      columns: [
+        { header: 'framework', kind: 'text' },
+        { header: 'limited by', kind: 'text' },
+        ...RATIO_COLUMNS.slice(0, 3).map((c) => ({ ...c, kind: 'percent' as const })),
+      ],
+      rows: rejectRows,
+    },
+  ]
+  return {
+    title: '2. HTTP requests per second (autocannon, loopback)',
+    method:
+      'Each server runs in a child process of its own (one per framework and variant, all started before the ' +
+      'rounds and idle when not measured); autocannon runs in the parent with ' +
+      `${CONNECTIONS} connections, no pipelining, ${durationS} s per round, ${rounds.warmup} warm-up round and ` +
+      `${rounds.rounds} measured, alternating. Express 5, Koa 3 and Fastify 5 serve "hello world" on GET /. ` +
+      'Each limiter keys by client IP with its default options and headers (Sluice: IETF RateLimit and ' +
+      'RateLimit-Policy; express-rate-limit: X-RateLimit-*; koa-ratelimit with a Map as its db: ' +
+      'X-RateLimit-*; @fastify/rate-limit: x-ratelimit-*), limit 1e8 per minute; in the rejecting runs, 1 per ' +
+      'minute, so every request after the first is a 429. All requests come from 127.0.0.1, so this is one hot key. ' +
+      'The parent (load) and the server each have about one of the two cores.',
+    tables,
+    targets,
+  }
+}

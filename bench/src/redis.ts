@@ -1,0 +1,278 @@
+// Part 3: Redis decisions per second from one process at 1, 16 and 64 requests in flight: Sluice's RedisStore
+// against rate-limiter-flexible's RateLimiterRedis and express-rate-limit with rate-limit-redis on the same
+// redis-server, and redis-benchmark sending Sluice's own EVALSHA (same script, same arguments) as the ceiling.
+import { spawn } from 'node:child_process'
+import { type AlgorithmName, createLimiter } from '@sluice/core'
+import { RedisStore } from '@sluice/redis'
+import type { Options as ExpressRateLimitOptions } from 'express-rate-limit'
+import Redis from 'ioredis'
+import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis'
+import { RateLimiterRedis } from 'rate-limiter-flexible'
+import {
+  alternate,
+  atLeast,
+  type Contender,
+  concurrentOpsPerSecond,
+  mark,
+  type PartResult,
+  pick,
+  RATIO_COLUMNS,
+  ratio,
+  type Summary,
+  settings,
+  type Table,
+  type TargetCheck,
+} from './harness'
+import { type RedisServer, startRedis } from './redis-env'
+
+export const IN_FLIGHT = [1, 16, 64] as const
+const SLUICE_ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window']
+const PEERS = ['rate-limiter-flexible', 'express-rate-limit + rate-limit-redis'] as const
+const KEYS = 10_000
+/** Per key per day: nothing is rejected. */
+const LIMIT = 100_000_000
+const WINDOW_MS = 86_400_000
+const TARGETS = { overBestPeer: 1.5, ofCeiling: 0.6 }
+
+/** redis-benchmark writes `__rand_int__` as a 12-digit number; Sluice's keys have the same shape and length. */
+const keyOf = (i: number) => `user:${String(i % KEYS).padStart(12, '0')}`
+
+/**
+ * Sluice's EVALSHA for one algorithm, as it goes over the wire, with the user key replaced by redis-benchmark's
+ * `__rand_int__` placeholder: read with MONITOR while Sluice makes one call for the key `user:__rand_int__`.
+ */
+async function captureEvalsha(server: RedisServer, algorithm: AlgorithmName): Promise<string[]> {
+  const client = new Redis({ host: server.host, port: server.port })
+  const monitor = await client.monitor()
+  const seen: string[][] = []
+  monitor.on('monitor', (_time: string, args: string[]) => seen.push(args))
+  const limiter = createLimiter({
+    algorithm,
+    limit: LIMIT,
+    window: WINDOW_MS,
+    store: new RedisStore({ client, timeout: 1000, onError: 'closed' }),
+  })
+  await limiter.consume('user:__rand_int__')
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  monitor.disconnect()
+  client.disconnect()
+  const call = seen.find((args) => args[0]?.toLowerCase() === 'evalsha')
+  if (call === undefined) throw new Error(`no EVALSHA seen for ${algorithm}: ${JSON.stringify(seen)}`)
+  return call
+}
+
+/** Runs redis-benchmark for `requests` calls of `command` with `inFlight` pipelined on one connection. */
+function redisBenchmark(server: RedisServer, command: readonly string[], inFlight: number, requests: number) {
+  const args = ['-h', server.host, '-p', String(server.port), '-c', '1', '-P', String(inFlight)]
+  args.push('-n', String(requests), '-r', String(KEYS), '--csv', ...command)
+  return new Promise<number>((resolve, reject) => {
+    const child = spawn('redis-benchmark', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+    })
+    child.once('error', reject)
+    child.once('exit', (code) => {
+      // --csv: a header line, then "<command>","<requests per second>",...
+      const rps = /^"[^"]*","([\d.]+)"/m.exec(out.split('\n').slice(1).join('\n'))
+      if (code !== 0 || rps === null) reject(new Error(`redis-benchmark failed (${code}):\n${out}`))
+      else resolve(Number(rps[1]))
+    })
+  })
+}
+
+interface Connections {
+  readonly clients: Redis[]
+  connect(): Redis
+}
+
+function sluiceContender(
+  connections: Connections,
+  algorithm: AlgorithmName,
+  inFlight: number,
+  durationMs: number,
+): Contender {
+  // onError 'closed' and a generous timeout: a slow reply must fail the run, never be answered by the local
+  // fallback (which would be a memory limiter measured as Redis).
+  const store = new RedisStore({ client: connections.connect(), timeout: 5000, onError: 'closed' })
+  const limiter = createLimiter({ algorithm, limit: LIMIT, window: WINDOW_MS, store })
+  return {
+    name: `sluice ${algorithm}`,
+    measure: () => concurrentOpsPerSecond(durationMs, inFlight, (i) => limiter.consume(keyOf(i))),
+  }
+}
+
+async function peerContenders(connections: Connections, inFlight: number, durationMs: number): Promise<Contender[]> {
+  const flexible = new RateLimiterRedis({
+    storeClient: connections.connect(),
+    points: LIMIT,
+    duration: WINDOW_MS / 1000,
+    keyPrefix: 'rlflx',
+  })
+  const client = connections.connect()
+  const rateLimitRedis = new RateLimitRedisStore({
+    sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<RedisReply>,
+    prefix: 'rl:',
+  })
+  rateLimitRedis.init({ windowMs: WINDOW_MS } as ExpressRateLimitOptions)
+  return [
+    {
+      name: PEERS[0],
+      measure: () => concurrentOpsPerSecond(durationMs, inFlight, (i) => flexible.consume(keyOf(i))),
+    },
+    {
+      name: PEERS[1],
+      measure: () => concurrentOpsPerSecond(durationMs, inFlight, (i) => rateLimitRedis.increment(keyOf(i))),
+    },
+  ]
+}
+
+/** redis-benchmark as a contender: each round sized from the last one to take about `durationMs`. */
+function ceilingContender(
+  server: RedisServer,
+  algorithm: AlgorithmName,
+  command: readonly string[],
+  inFlight: number,
+  durationMs: number,
+): Contender {
+  let lastRate = 20_000
+  return {
+    name: `redis-benchmark ${algorithm}`,
+    measure: async () => {
+      const requests = Math.max(inFlight * 10, Math.round((lastRate * durationMs) / 1000))
+      lastRate = await redisBenchmark(server, command, inFlight, settings.tiny ? Math.min(requests, 2000) : requests)
+      return lastRate
+    },
+  }
+}
+
+/** Runs part 3 and returns its tables and target checks. */
+export async function runRedis(): Promise<PartResult> {
+  const durationMs = settings.tiny ? 100 : 1000
+  const rounds = settings.tiny ? { rounds: 1, warmup: 0 } : { rounds: 5, warmup: 1 }
+  const server = await startRedis()
+  const clients: Redis[] = []
+  const connections: Connections = {
+    clients,
+    connect() {
+      const client = new Redis({ host: server.host, port: server.port })
+      clients.push(client)
+      return client
+    },
+  }
+  const admin = connections.connect()
+  const rateRows: (string | number)[][] = []
+  const ratioRows: (string | number)[][] = []
+  const targets: TargetCheck[] = []
+  try {
+    const commands = new Map<AlgorithmName, string[]>()
+    for (const algorithm of SLUICE_ALGORITHMS) {
+      const call = await captureEvalsha(server, algorithm)
+      commands.set(algorithm, call)
+    }
+    for (const inFlight of IN_FLIGHT) {
+      const contenders: Contender[] = [
+        ...SLUICE_ALGORITHMS.map((a) => sluiceContender(connections, a, inFlight, durationMs)),
+        ...(await peerContenders(connections, inFlight, durationMs)),
+        ...SLUICE_ALGORITHMS.map((a) => ceilingContender(server, a, commands.get(a) as string[], inFlight, durationMs)),
+      ]
+      await Promise.all(clients.map((client) => client.ping()))
+      const errorsBefore = await unexpectedErrors(admin)
+      const results = await alternate(contenders, rounds)
+      const errors = (await unexpectedErrors(admin)) - errorsBefore
+      if (errors > 0)
+        throw new Error(
+          `Redis answered ${errors} errors during the ${inFlight}-in-flight runs: ${await admin.info('errorstats')}`,
+        )
+      for (const { name } of contenders) {
+        const s = pick(results, name)
+        rateRows.push([inFlight, name, s.median, s.min, s.max])
+      }
+      const peers = PEERS.map((name) => ({ name, summary: pick(results, name) }))
+      const best = peers.reduce((a, b) => (b.summary.median > a.summary.median ? b : a))
+      for (const algorithm of SLUICE_ALGORITHMS) {
+        const sluice = pick(results, `sluice ${algorithm}`)
+        const rows: [string, Summary, number | undefined][] = [
+          ...peers.map((p): [string, Summary, number | undefined] => [
+            p.name,
+            ratio(sluice, p.summary),
+            p === best ? TARGETS.overBestPeer : undefined,
+          ]),
+          [
+            `redis-benchmark ${algorithm}`,
+            ratio(sluice, pick(results, `redis-benchmark ${algorithm}`)),
+            TARGETS.ofCeiling,
+          ],
+        ]
+        for (const [over, r, target] of rows) {
+          if (inFlight === 64 && target !== undefined) {
+            const label = over.startsWith('redis-benchmark') ? 'the redis-benchmark ceiling' : `the best peer (${over})`
+            const checked = atLeast(`Redis, 64 in flight: sluice ${algorithm} / ${label}`, r.median, target, 'ratio')
+            targets.push(checked)
+            ratioRows.push([inFlight, algorithm, over, r.median, r.min, r.max, checked.target, mark(checked)])
+          } else {
+            ratioRows.push([inFlight, algorithm, over, r.median, r.min, r.max, '', ''])
+          }
+        }
+      }
+    }
+  } finally {
+    for (const client of clients) client.disconnect()
+    await server.stop()
+  }
+  const tables: Table[] = [
+    {
+      title: 'Decisions per second through Redis',
+      columns: [
+        { header: 'in flight', kind: 'count' },
+        { header: 'contender', kind: 'text' },
+        { header: 'median /s', kind: 'rate' },
+        { header: 'min /s', kind: 'rate' },
+        { header: 'max /s', kind: 'rate' },
+      ],
+      rows: rateRows,
+    },
+    {
+      title: 'Sluice over the peers and over the redis-benchmark ceiling',
+      columns: [
+        { header: 'in flight', kind: 'count' },
+        { header: 'sluice', kind: 'text' },
+        { header: 'over', kind: 'text' },
+        ...RATIO_COLUMNS,
+      ],
+      rows: ratioRows,
+    },
+  ]
+  return {
+    title: '3. Redis decisions per second (one process, one redis-server)',
+    method:
+      'One private redis-server on loopback (no persistence). Each contender has its own ioredis connection and ' +
+      `keeps 1, 16 or 64 calls in flight over ${KEYS} keys for ${durationMs} ms per round; ${rounds.warmup} ` +
+      `warm-up round and ${rounds.rounds} measured, alternating. Limits: 1e8 per key per day (nothing rejected). ` +
+      "Sluice: `createLimiter({ algorithm, ..., store: new RedisStore({ client, timeout: 5000, onError: 'closed' }) })`" +
+      ' (fixed-window is like for like with both peers, which count fixed windows; sliding-window is the default); ' +
+      'the long timeout and closed policy make any slow or failed reply fail the run, so no decision comes from the ' +
+      'local fallback. rate-limiter-flexible: `RateLimiterRedis.consume`; express-rate-limit: rate-limit-redis ' +
+      '`RedisStore.increment` over ioredis `call`. Ceiling: redis-benchmark sending the very EVALSHA Sluice sends ' +
+      '(read with MONITOR: same script, same arguments, the key from `-r 10000`), on one connection with 1, 16 or 64 ' +
+      'pipelined (`-c 1 -P n`). The run fails if Redis answered any error. On 2 cores, redis-server and the client ' +
+      'process (or redis-benchmark) each have about one.',
+    tables,
+    targets,
+  }
+}
+
+/**
+ * Error replies so far, leaving out NOSCRIPT (a client's first EVALSHA before it loads its script). Every client
+ * must be connected first: ioredis sends CLIENT SETINFO on connect, which Redis before 7.2 answers with an error.
+ */
+async function unexpectedErrors(admin: Redis): Promise<number> {
+  let total = 0
+  for (const match of (await admin.info('errorstats')).matchAll(/^errorstat_([^:]+):count=(\d+)/gm)) {
+    if (match[1] !== 'NOSCRIPT') total += Number(match[2])
+  }
+  return total
+}
