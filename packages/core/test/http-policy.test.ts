@@ -1,5 +1,13 @@
 import { EventEmitter } from 'node:events'
-import { createHttpPolicy, type HttpLimitOptions, InvalidOptionError, MemoryStore, type RequestFacts } from '../src'
+import {
+  createHttpPolicy,
+  type HttpLimitOptions,
+  type HttpVerdict,
+  InvalidOptionError,
+  MemoryStore,
+  type RequestFacts,
+  writeVerdict,
+} from '../src'
 
 interface Req {
   readonly headers: Record<string, string | undefined>
@@ -176,5 +184,54 @@ describe('createHttpPolicy', () => {
     failing = true
     await once()
     expect(logger.errors).toHaveLength(2)
+  })
+})
+
+describe('writeVerdict', () => {
+  function record(verdict: HttpVerdict, custom: boolean) {
+    const calls: string[] = []
+    const result = writeVerdict(verdict, {
+      next: () => calls.push('next'),
+      decision: (d) => calls.push(`decision ${d.remaining}`),
+      header: (name, value) => calls.push(`${name}: ${value}`),
+      rejected: custom ? (d) => calls.push(`custom ${d.retryAfterMs}`) : undefined,
+      send: (status, body) => calls.push(`${status} ${JSON.stringify(body)}`),
+    })
+    return { calls, result }
+  }
+
+  it('sets the decision and headers before going on or answering', async () => {
+    const store = new MemoryStore({ clock: () => 0 })
+    const p = policy({ algorithm: 'fixed-window', limit: 1, window: '1s', store, headers: 'draft-6' })
+    const events = () => new EventEmitter()
+    const admitted = await p.handle(req(), { statusCode: 200 }, facts(), events())
+    expect(record(admitted, true).calls).toEqual([
+      'decision 0',
+      'RateLimit-Policy: 1;w=1',
+      'RateLimit-Limit: 1',
+      'RateLimit-Remaining: 0',
+      'RateLimit-Reset: 1',
+      'next',
+    ])
+    const rejected = await p.handle(req(), { statusCode: 200 }, facts(), events())
+    expect(record(rejected, false).calls.slice(-3)).toEqual([
+      'Retry-After: 1',
+      'Cache-Control: no-store',
+      '429 {"error":"rate limit exceeded","retryAfter":1}',
+    ])
+    expect(record(rejected, true).calls.at(-1)).toBe('custom 1000')
+  })
+
+  it('leaves a store failure to the policy, not to a custom onRejected; a skip just goes on', () => {
+    const unavailable: HttpVerdict = {
+      action: 'reject',
+      reason: 'store-unavailable',
+      status: 503,
+      decision: undefined,
+      headers: [],
+      body: { error: 'rate limiter unavailable' },
+    }
+    expect(record(unavailable, true).calls).toEqual(['503 {"error":"rate limiter unavailable"}'])
+    expect(record({ action: 'skip' }, true).calls).toEqual(['next'])
   })
 })

@@ -1,4 +1,4 @@
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 declare global {
@@ -49,16 +49,17 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
     // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
     policy
       .handle(req, res, facts, res)
-      .then(async (verdict) => {
-        if (verdict.action === 'skip') return next()
-        if (verdict.decision !== undefined) req.rateLimit = verdict.decision
-        for (const [name, value] of verdict.headers) res.setHeader(name, value)
-        if (verdict.action === 'pass') return next()
-        if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
-          return onRejected(req, res, verdict.decision, next)
-        }
-        res.status(verdict.status).json(verdict.body)
-      })
+      .then((verdict) =>
+        writeVerdict<unknown>(verdict, {
+          next,
+          decision: (decision) => {
+            req.rateLimit = decision
+          },
+          header: (name, value) => res.setHeader(name, value),
+          rejected: onRejected && ((decision) => onRejected(req, res, decision, next)),
+          send: (status, body) => res.status(status).json(body),
+        }),
+      )
       .catch(next)
   }
 }

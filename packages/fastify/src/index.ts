@@ -1,4 +1,4 @@
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -55,15 +55,15 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       proxyTrusted: (request.ips?.length ?? 0) > 1,
     }
     const verdict = await policy.handle(request, reply, facts, reply.raw)
-    if (verdict.action === 'skip') return
-    if (verdict.decision !== undefined) request.rateLimit = verdict.decision
-    for (const [name, value] of verdict.headers) reply.header(name, value)
-    if (verdict.action === 'pass') return
-    if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
-      await onRejected(request, reply, verdict.decision)
-    } else {
-      await reply.code(verdict.status).send(verdict.body)
-    }
+    await writeVerdict<unknown>(verdict, {
+      next: () => undefined,
+      decision: (decision) => {
+        request.rateLimit = decision
+      },
+      header: (name, value) => reply.header(name, value),
+      rejected: onRejected && ((decision) => onRejected(request, reply, decision)),
+      send: (status, body) => reply.code(status).send(body),
+    })
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
 import type { Context, Middleware, Next } from 'koa'
 
 declare module 'koa' {
@@ -50,15 +50,18 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
       proxyTrusted: ctx.app.proxy,
     }
     const verdict = await policy.handle(ctx, ctx.res, facts, ctx.res)
-    if (verdict.action === 'skip') return next()
-    if (verdict.decision !== undefined) ctx.state.rateLimit = verdict.decision
-    for (const [name, value] of verdict.headers) ctx.set(name, value)
-    if (verdict.action === 'pass') return next()
-    if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
-      return onRejected(ctx, verdict.decision)
-    }
-    ctx.status = verdict.status
-    ctx.body = verdict.body
+    return writeVerdict<Promise<void> | void>(verdict, {
+      next,
+      decision: (decision) => {
+        ctx.state.rateLimit = decision
+      },
+      header: (name, value) => ctx.set(name, value),
+      rejected: onRejected && ((decision) => onRejected(ctx, decision)),
+      send: (status, body) => {
+        ctx.status = status
+        ctx.body = body
+      },
+    })
   }
 }
 

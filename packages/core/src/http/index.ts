@@ -8,7 +8,6 @@ export {
 } from './headers'
 export { ipKey } from './ip'
 export {
-  COST_EXCEEDS_CAPACITY_STATUS,
   createHttpPolicy,
   type HttpLimitOptions,
   type HttpPolicy,
@@ -19,5 +18,6 @@ export {
   type RejectionBody,
   type RequestFacts,
   type ResponseEvents,
-  STORE_UNAVAILABLE_STATUS,
+  type VerdictWriter,
+  writeVerdict,
 } from './policy'

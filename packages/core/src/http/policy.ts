@@ -123,10 +123,10 @@ export interface HttpPolicy<Req, Res> {
  * the request is larger than the server will ever accept under this limit (RFC 9110 s15.5.14), without Retry-After
  * because waiting does not help.
  */
-export const COST_EXCEEDS_CAPACITY_STATUS = 413
+const COST_EXCEEDS_CAPACITY_STATUS = 413
 
 /** 503: the limiter could not decide, so the client is told to come back, not that it is over its limit. */
-export const STORE_UNAVAILABLE_STATUS = 503
+const STORE_UNAVAILABLE_STATUS = 503
 
 const CORE_OPTIONS = [
   'algorithm',
@@ -353,6 +353,49 @@ export function createHttpPolicy<Req, Res>(
       }
     },
   }
+}
+
+/**
+ * How an adapter writes a verdict in its framework's terms. `rejected` is the user's custom `onRejected`, if any:
+ * it answers rate-limit rejections only (not a cost above capacity or a store failure, which are not the client's
+ * pace), after the headers are set.
+ *
+ * @example
+ * const writer: VerdictWriter<void> = {
+ *   next,
+ *   decision: (decision) => { req.rateLimit = decision },
+ *   header: (name, value) => res.setHeader(name, value),
+ *   send: (status, body) => { res.status(status).json(body) },
+ * }
+ */
+export interface VerdictWriter<T> {
+  /** Let the request go on (skipped, or admitted). */
+  next(): T
+  /** Put the decision on the request for the handler. */
+  decision(decision: Decision): void
+  header(name: string, value: string): void
+  rejected?: ((decision: Decision) => T) | undefined
+  /** Answer the request with a JSON body. */
+  send(status: number, body: RejectionBody): T
+}
+
+/**
+ * Carries a verdict out through an adapter's writer, in the same order for every framework: the decision on the
+ * request, the headers, then on, or the custom rejection, or the policy's own response.
+ *
+ * @example
+ * const verdict = await policy.handle(ctx, ctx.res, facts, ctx.res)
+ * return writeVerdict(verdict, { next, decision, header, send })
+ */
+export function writeVerdict<T>(verdict: HttpVerdict, writer: VerdictWriter<T>): T {
+  if (verdict.action === 'skip') return writer.next()
+  if (verdict.decision !== undefined) writer.decision(verdict.decision)
+  for (const [name, value] of verdict.headers) writer.header(name, value)
+  if (verdict.action === 'pass') return writer.next()
+  if (writer.rejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
+    return writer.rejected(verdict.decision)
+  }
+  return writer.send(verdict.status, verdict.body)
 }
 
 function checkFunction(value: unknown, option: string): void {
