@@ -17,7 +17,7 @@ interface Res {
 }
 
 function facts(overrides: Partial<RequestFacts> = {}): RequestFacts {
-  return { ip: '192.0.2.1', method: 'GET', path: '/', headers: {}, proxyTrusted: false, ...overrides }
+  return { ip: '192.0.2.1', method: 'GET', path: '/', headers: {}, trustsProxy: () => false, ...overrides }
 }
 
 function recordingLogger() {
@@ -100,7 +100,7 @@ describe('createHttpPolicy', () => {
     expect(logger.warnings[0]).toContain('192.0.2.1')
     const trusting = recordingLogger()
     const q = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger: trusting })
-    await q.handle(req(), { statusCode: 200 }, facts({ ...forwarded, proxyTrusted: true }), events())
+    await q.handle(req(), { statusCode: 200 }, facts({ ...forwarded, trustsProxy: () => true }), events())
     expect(trusting.warnings).toEqual([])
   })
 

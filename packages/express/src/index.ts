@@ -44,7 +44,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
       path: req.path,
       headers: req.headers,
       // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
-      proxyTrusted: req.ips.length > 0,
+      trustsProxy: () => req.ips.length > 0,
     }
     // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
     policy

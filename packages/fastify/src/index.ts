@@ -52,7 +52,7 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       path: request.url,
       headers: request.headers,
       // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
-      proxyTrusted: (request.ips?.length ?? 0) > 1,
+      trustsProxy: () => (request.ips?.length ?? 0) > 1,
     }
     const verdict = await policy.handle(request, reply, facts, reply.raw)
     await writeVerdict<unknown>(verdict, {

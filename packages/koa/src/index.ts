@@ -47,7 +47,7 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
       path: ctx.path,
       headers: ctx.headers,
       // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
-      proxyTrusted: ctx.app.proxy,
+      trustsProxy: () => ctx.app.proxy,
     }
     const verdict = await policy.handle(ctx, ctx.res, facts, ctx.res)
     return writeVerdict<Promise<void> | void>(verdict, {

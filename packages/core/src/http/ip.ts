@@ -14,6 +14,8 @@ import { describe, InvalidOptionError } from '../errors'
 export function ipKey(address: string | undefined, ipv6Subnet: number | false = 64): string {
   if (address === undefined || address.length === 0) return 'unknown'
   if (isIPv4(address)) return address
+  // The common dual-stack case, without parsing the whole IPv6 address.
+  if (address.startsWith('::ffff:') && isIPv4(address.slice(7))) return address.slice(7)
   const groups = parseIPv6(address)
   if (groups === undefined) return address.slice(0, MAX_UNPARSED_LENGTH)
   if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0) {

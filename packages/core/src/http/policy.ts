@@ -74,8 +74,11 @@ export interface RequestFacts {
   readonly method: string
   readonly path: string
   readonly headers: Readonly<Record<string, string | string[] | undefined>>
-  /** Whether the framework took the client address from X-Forwarded-For for this request (trust proxy). */
-  readonly proxyTrusted: boolean
+  /**
+   * Whether the framework took the client address from X-Forwarded-For for this request (its trust-proxy setting).
+   * A function, since it is asked only when the header is there (Express computes it anew on every read).
+   */
+  trustsProxy(): boolean
 }
 
 /** The raw Node response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`): its end runs `refund`. */
@@ -169,7 +172,7 @@ const NO_STORE = ['Cache-Control', 'no-store'] as const
  *
  * @example
  * const policy = createHttpPolicy<Request, Response>({ limit: 100, window: '1m' })
- * const verdict = await policy.handle(req, res, { ip: req.ip, method, path, headers, proxyTrusted: false }, res)
+ * const verdict = await policy.handle(req, res, { ip: req.ip, method, path, headers, trustsProxy: () => false }, res)
  * if (verdict.action === 'reject') send(verdict.status, verdict.headers, verdict.body)
  */
 export function createHttpPolicy<Req, Res>(
@@ -238,40 +241,41 @@ export function createHttpPolicy<Req, Res>(
   let warnedForwarded = false
   let storeFailing = false
 
-  const keysOf = async (req: Req, facts: RequestFacts): Promise<string[]> => {
-    if (usesIp && !warnedForwarded && !facts.proxyTrusted && facts.headers['x-forwarded-for'] !== undefined) {
-      // Once per limiter: the header is either a spoof, or a proxy the app forgot to trust (so every client
-      // behind it shares one limit). Either way the developer needs to hear it, but not on every request.
-      warnedForwarded = true
-      logger.warn(
-        `sluice: ${facts.method} ${facts.path} came with X-Forwarded-For, but the framework does not trust the ` +
-          `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
-      )
-    }
-    const keys: string[] = []
-    for (let i = 0; i < ruleKeys.length; i++) {
-      const ruleKey = ruleKeys[i]
-      if (ruleKey === undefined) {
-        keys.push(ipKey(facts.ip, ipv6Subnet))
-        continue
-      }
-      const value = await ruleKey(req)
-      if (typeof value !== 'string') {
-        const option = options.rules !== undefined && options.rules[i]?.key !== undefined ? `rules[${i}].key` : 'key'
-        throw new TypeError(`sluice: option "${option}" must return a string (got ${describe(value)})`)
-      }
-      keys.push(value)
-    }
-    return keys
+  const warnOfForwarding = (facts: RequestFacts): void => {
+    if (warnedForwarded || facts.headers['x-forwarded-for'] === undefined || facts.trustsProxy()) return
+    // Once per limiter: the header is either a spoof, or a proxy the app forgot to trust (so every client
+    // behind it shares one limit). Either way the developer needs to hear it, but not on every request.
+    warnedForwarded = true
+    logger.warn(
+      `sluice: ${facts.method} ${facts.path} came with X-Forwarded-For, but the framework does not trust the ` +
+        `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
+    )
   }
 
-  const costOf = async (req: Req): Promise<number> => {
+  const checkKeys = (values: readonly unknown[]): string[] => {
+    values.forEach((value, i) => {
+      if (typeof value === 'string') return
+      const option = options.rules !== undefined && options.rules[i]?.key !== undefined ? `rules[${i}].key` : 'key'
+      throw new TypeError(`sluice: option "${option}" must return a string (got ${describe(value)})`)
+    })
+    return values as string[]
+  }
+
+  const keysOf = (req: Req, facts: RequestFacts): MaybePromise<string[]> => {
+    if (usesIp) warnOfForwarding(facts)
+    const values = ruleKeys.map((ruleKey) => (ruleKey === undefined ? ipKey(facts.ip, ipv6Subnet) : ruleKey(req)))
+    // Only a key function that is asynchronous costs a promise; the IP key never does.
+    return values.some(isPromise) ? Promise.all(values).then(checkKeys) : checkKeys(values)
+  }
+
+  const costOf = (req: Req): MaybePromise<number> => {
     if (typeof cost !== 'function') return cost
-    const value = await cost(req)
-    if (!isCost(value)) {
-      throw new TypeError(`sluice: option "cost" must return a positive whole number (got ${describe(value)})`)
-    }
-    return value
+    return then(cost(req), (value) => {
+      if (!isCost(value)) {
+        throw new TypeError(`sluice: option "cost" must return a positive whole number (got ${describe(value)})`)
+      }
+      return value
+    })
   }
 
   const storeFailed = (error: unknown): HttpVerdict => {
@@ -313,43 +317,53 @@ export function createHttpPolicy<Req, Res>(
     raw.once('close', settle)
   }
 
-  return {
-    limiter,
-    async handle(req, res, facts, raw) {
-      if (skip !== undefined && (await skip(req)) === true) return { action: 'skip' }
-      const keys = await keysOf(req, facts)
-      const charged = await costOf(req)
-      let decision: Decision
-      try {
-        decision = await limiter.consume(keys, charged)
-      } catch (error) {
-        return storeFailed(error)
-      }
-      storeFailing = false
-      const headers = rateLimitHeaders(decision, modes, clock())
-      if (decision.allowed) {
-        refundAfter(req, res, raw, keys, charged)
-        return { action: 'pass', decision, headers }
-      }
-      if (decision.costExceedsCapacity) {
-        return {
-          action: 'reject',
-          reason: 'cost-exceeds-capacity',
-          status: COST_EXCEEDS_CAPACITY_STATUS,
-          decision,
-          headers: [...headers, NO_STORE],
-          body: { error: 'request cost exceeds the rate limit', cost: charged, limit: decision.limit },
-        }
-      }
-      const retryAfter = retryAfterSeconds(decision)
+  const verdictOf = (decision: Decision, charged: number, admitted: () => void): HttpVerdict => {
+    const headers = rateLimitHeaders(decision, modes, clock())
+    if (decision.allowed) {
+      admitted()
+      return { action: 'pass', decision, headers }
+    }
+    if (decision.costExceedsCapacity) {
       return {
         action: 'reject',
-        reason: 'rate-limited',
-        status: statusCode,
+        reason: 'cost-exceeds-capacity',
+        status: COST_EXCEEDS_CAPACITY_STATUS,
         decision,
-        // RFC 6585 s4 and RFC 9111 s5.2.2.5: a 429 describes this moment, so no cache may store and replay it.
-        headers: [...headers, ['Retry-After', String(retryAfter)], NO_STORE],
-        body: { error: 'rate limit exceeded', retryAfter },
+        headers: [...headers, NO_STORE],
+        body: { error: 'request cost exceeds the rate limit', cost: charged, limit: decision.limit },
+      }
+    }
+    const retryAfter = retryAfterSeconds(decision)
+    return {
+      action: 'reject',
+      reason: 'rate-limited',
+      status: statusCode,
+      decision,
+      // RFC 6585 s4 and RFC 9111 s5.2.2.5: a 429 describes this moment, so no cache may store and replay it.
+      headers: [...headers, ['Retry-After', String(retryAfter)], NO_STORE],
+      body: { error: 'rate limit exceeded', retryAfter },
+    }
+  }
+
+  return {
+    limiter,
+    handle(req, res, facts, raw) {
+      try {
+        const verdict = then(skip === undefined ? false : skip(req), (skipped) =>
+          skipped === true
+            ? SKIP
+            : then(keysOf(req, facts), (keys) =>
+                then(costOf(req), (charged) =>
+                  limiter.consume(keys, charged).then((decision) => {
+                    storeFailing = false
+                    return verdictOf(decision, charged, () => refundAfter(req, res, raw, keys, charged))
+                  }, storeFailed),
+                ),
+              ),
+        )
+        return Promise.resolve(verdict)
+      } catch (error) {
+        return Promise.reject(error)
       }
     },
   }
@@ -396,6 +410,19 @@ export function writeVerdict<T>(verdict: HttpVerdict, writer: VerdictWriter<T>):
     return writer.rejected(verdict.decision)
   }
   return writer.send(verdict.status, verdict.body)
+}
+
+type MaybePromise<T> = T | Promise<T>
+
+const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return typeof (value as Promise<unknown> | null)?.then === 'function'
+}
+
+/** Continues with a value that may or may not be a promise, without a microtask when it is not. */
+function then<T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> {
+  return isPromise(value) ? value.then(next) : next(value)
 }
 
 function checkFunction(value: unknown, option: string): void {
