@@ -153,6 +153,18 @@ describe('createHttpPolicy', () => {
     )
   })
 
+  it('warns when two limiters on one store would share their keys, not when each has its own name', () => {
+    const store = new MemoryStore()
+    const logger = recordingLogger()
+    createHttpPolicy<Req, Res>({ limit: 100, window: '1m', store, logger })
+    createHttpPolicy<Req, Res>({ name: 'login', limit: 5, window: '15m', store, logger })
+    createHttpPolicy<Req, Res>({ limit: 100, window: '1m', store: new MemoryStore(), logger })
+    expect(logger.warnings).toEqual([])
+    createHttpPolicy<Req, Res>({ limit: 10, window: '1m', store, logger })
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]).toContain('"sluice:default"')
+  })
+
   it('answers a statusCode of choice for rejections', async () => {
     const store = new MemoryStore({ clock: () => 0 })
     const p = policy({ limit: 1, window: '1m', store, statusCode: 503 })

@@ -237,6 +237,7 @@ export function createHttpPolicy<Req, Res>(
     })
   }
   const limiter = createLimiter(limiterOptions)
+  if (options.store !== undefined) warnOfSharedKeys(options.store, limiter, logger)
   const usesIp = ruleKeys.some((ruleKey) => ruleKey === undefined)
   let warnedForwarded = false
   let storeFailing = false
@@ -413,6 +414,30 @@ export function writeVerdict<T>(verdict: HttpVerdict, writer: VerdictWriter<T>):
 }
 
 type MaybePromise<T> = T | Promise<T>
+
+// The key prefixes each explicitly given store counts under, across the limiters of this process.
+const prefixesInUse = new WeakMap<Store, Set<string>>()
+
+/**
+ * A route limiter mounted with the same store, prefix and rule name as the global one would share its counts,
+ * silently: say so once, at construction.
+ */
+function warnOfSharedKeys(store: Store, limiter: Limiter, logger: Logger): void {
+  let taken = prefixesInUse.get(store)
+  if (taken === undefined) {
+    taken = new Set()
+    prefixesInUse.set(store, taken)
+  }
+  for (const rule of limiter.rules) {
+    if (taken.has(rule.keyPrefix)) {
+      logger.warn(
+        `sluice: another rateLimit on this store already counts under "${rule.prefix}:${rule.name}", so the two ` +
+          'share their counts. Give each its own `name` or `prefix`, or mount one rateLimit in both places.',
+      )
+    }
+    taken.add(rule.keyPrefix)
+  }
+}
 
 const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })
 
