@@ -10,7 +10,16 @@ declare global {
   }
 }
 
-/** Options of {@link rateLimit}: the shared HTTP options, and a custom rejection. */
+/**
+ * Options of {@link rateLimit}: the shared HTTP options, and a custom rejection.
+ *
+ * @example
+ * const options: ExpressRateLimitOptions = {
+ *   limit: 100,
+ *   window: '1m',
+ *   onRejected: (_req, res, decision) => res.status(429).send(`Slow down: ${decision.retryAfterMs} ms`),
+ * }
+ */
 export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Response> {
   /**
    * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.

@@ -9,7 +9,12 @@ import type {
 } from 'fastify'
 import fp from 'fastify-plugin'
 
-/** Options of a route's `config.rateLimit`: the plugin's options, overridden for this route. */
+/**
+ * Options of a route's `config.rateLimit`: the plugin's options, overridden for this route.
+ *
+ * @example
+ * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m' } satisfies FastifyRouteRateLimitOptions } }, login)
+ */
 export interface FastifyRouteRateLimitOptions extends HttpLimitOptions<FastifyRequest, FastifyReply> {
   /**
    * Writes a custom 429 reply. The RateLimit, Retry-After and Cache-Control headers are already set.
@@ -18,7 +23,13 @@ export interface FastifyRouteRateLimitOptions extends HttpLimitOptions<FastifyRe
   onRejected?: (request: FastifyRequest, reply: FastifyReply, decision: Decision) => void | Promise<void>
 }
 
-/** Options of the plugin. */
+/**
+ * Options of the plugin.
+ *
+ * @example
+ * const options: FastifyRateLimitOptions = { global: false, limit: 100, window: '1m', headers: 'draft-7' }
+ * await app.register(rateLimit, options)
+ */
 export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   /** Limit every route (true, the default), or only the routes with a `config.rateLimit` (false). */
   global?: boolean

@@ -12,6 +12,14 @@ declare module 'koa' {
 /**
  * Options of {@link rateLimit}: the shared HTTP options, with the context as the request (`key(ctx)`,
  * `skip(ctx)`, `cost(ctx)`) and `refund(ctx, ctx.res)`, and a custom rejection.
+ *
+ * @example
+ * const options: KoaRateLimitOptions = {
+ *   limit: 100,
+ *   window: '1m',
+ *   key: (ctx) => ctx.state.user?.id ?? ctx.ip,
+ *   refund: (_ctx, res) => res.statusCode >= 500,
+ * }
  */
 export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerResponse> {
   /**

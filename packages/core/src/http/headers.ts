@@ -9,13 +9,26 @@ import type { Decision, RuleDecision } from '../limiter'
  * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`.
  * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` as a Unix time in seconds,
  *   as GitHub sends it (some services send seconds-from-now in that field instead).
+ *
+ * @example
+ * const mode: HeaderMode = 'draft-7'
  */
 export type HeaderMode = 'ietf' | 'draft-7' | 'draft-6' | 'legacy'
 
-/** The `headers` option: one mode, several that do not write the same field, or `false` for none. */
+/**
+ * The `headers` option: one mode, several that do not write the same field, or `false` for none.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m', headers: ['ietf', 'legacy'] }))
+ */
 export type HeadersOption = HeaderMode | false | readonly HeaderMode[]
 
-/** Header fields to set on a response, as `[name, value]` pairs. */
+/**
+ * Header fields to set on a response, as `[name, value]` pairs.
+ *
+ * @example
+ * for (const [name, value] of verdict.headers) res.setHeader(name, value)
+ */
 export type HeaderList = readonly (readonly [name: string, value: string])[]
 
 const FIELDS: { readonly [mode in HeaderMode]: readonly string[] } = {

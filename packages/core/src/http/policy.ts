@@ -7,16 +7,31 @@ import type { Store } from '../store'
 import { type HeaderList, type HeadersOption, headerModes, rateLimitHeaders, retryAfterSeconds } from './headers'
 import { checkIpv6Subnet, ipKey } from './ip'
 
-/** Where the HTTP layer reports what a developer should know: one spoofable header, one store outage. */
+/**
+ * Where the HTTP layer reports what a developer should know: one spoofable header, one store outage.
+ *
+ * @example
+ * rateLimit({ limit: 100, window: '1m', logger: { warn: (m) => log.warn(m), error: (m, e) => log.error(m, e) } })
+ */
 export interface Logger {
   warn(message: string): void
   error(message: string, error?: unknown): void
 }
 
-/** Derives a rate-limiting key (a user id, an API key, a tenant) from the framework's request. */
+/**
+ * Derives a rate-limiting key (a user id, an API key, a tenant) from the framework's request.
+ *
+ * @example
+ * const byApiKey: KeyFunction<Request> = (req) => req.get('x-api-key') ?? req.ip ?? 'anonymous'
+ */
 export type KeyFunction<Req> = (req: Req) => string | Promise<string>
 
-/** One stacked rule of an HTTP limiter, with the key it counts by (default: the limiter's `key`, or the client IP). */
+/**
+ * One stacked rule of an HTTP limiter, with the key it counts by (default: the limiter's `key`, or the client IP).
+ *
+ * @example
+ * const tenant: HttpRuleOptions<Request> = { name: 'tenant', limit: 2000, window: '1m', key: (req) => tenantOf(req) }
+ */
 export interface HttpRuleOptions<Req> extends RuleOptions {
   key?: KeyFunction<Req>
 }
@@ -24,6 +39,13 @@ export interface HttpRuleOptions<Req> extends RuleOptions {
 /**
  * The options every adapter's `rateLimit` takes. `Req` and `Res` are the framework's request and response (for
  * Koa both are the context's: `ctx` and `ctx.res`).
+ *
+ * @example
+ * const options: HttpLimitOptions<Request, Response> = {
+ *   algorithm: 'token-bucket', limit: 30, window: '1m',
+ *   cost: (req) => (req.path === '/export' ? 25 : 1),
+ *   refund: (_req, res) => res.statusCode >= 500,
+ * }
  */
 export interface HttpLimitOptions<Req, Res> {
   /** Default `'sliding-window'`. */
@@ -67,7 +89,14 @@ export interface HttpLimitOptions<Req, Res> {
   clock?: () => number
 }
 
-/** What an adapter reads from its framework's request for the policy. */
+/**
+ * What an adapter reads from its framework's request for the policy.
+ *
+ * @example
+ * const facts: RequestFacts = {
+ *   ip: ctx.ip, method: ctx.method, path: ctx.path, headers: ctx.headers, trustsProxy: () => ctx.app.proxy,
+ * }
+ */
 export interface RequestFacts {
   /** The framework's proxy-aware client address (`req.ip`, `ctx.ip`, `request.ip`). */
   readonly ip: string | undefined
@@ -81,12 +110,22 @@ export interface RequestFacts {
   trustsProxy(): boolean
 }
 
-/** The raw Node response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`): its end runs `refund`. */
+/**
+ * The raw Node response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`): its end runs `refund`.
+ *
+ * @example
+ * await policy.handle(request, reply, facts, reply.raw satisfies ResponseEvents)
+ */
 export interface ResponseEvents {
   once(event: 'finish' | 'close', listener: () => void): unknown
 }
 
-/** The JSON body of a response the limiter wrote. */
+/**
+ * The JSON body of a response the limiter wrote.
+ *
+ * @example
+ * const body: RejectionBody = { error: 'rate limit exceeded', retryAfter: 18 }
+ */
 export interface RejectionBody {
   readonly error: string
   /** Seconds, as in Retry-After (429 only). */
@@ -96,7 +135,13 @@ export interface RejectionBody {
   readonly limit?: number
 }
 
-/** What the adapter does with a request. `headers` go on the response either way. */
+/**
+ * What the adapter does with a request. `headers` go on the response either way.
+ *
+ * @example
+ * const verdict: HttpVerdict = await policy.handle(req, res, facts, res)
+ * if (verdict.action === 'reject') console.log(verdict.reason, verdict.status)
+ */
 export type HttpVerdict =
   | { readonly action: 'skip' }
   | {
@@ -115,7 +160,13 @@ export type HttpVerdict =
       readonly body: RejectionBody
     }
 
-/** The HTTP policy of one `rateLimit`, built once at construction; `handle` runs per request. */
+/**
+ * The HTTP policy of one `rateLimit`, built once at construction; `handle` runs per request.
+ *
+ * @example
+ * const policy: HttpPolicy<Request, Response> = createHttpPolicy({ limit: 100, window: '1m' })
+ * await policy.limiter.reset('192.0.2.1')
+ */
 export interface HttpPolicy<Req, Res> {
   readonly limiter: Limiter
   handle(req: Req, res: Res, facts: RequestFacts, raw: ResponseEvents): Promise<HttpVerdict>
