@@ -14,6 +14,12 @@ function manualClock(start = 1_767_225_610_000) {
   return clock
 }
 
+/** A MemoryStore on a manual clock. */
+function clockedStore() {
+  const clock = manualClock()
+  return { clock, store: new MemoryStore({ clock: clock.read }) }
+}
+
 interface Case {
   readonly name: string
   run(start: (spec: AppSpec) => Promise<RunningApp>): Promise<void>
@@ -50,8 +56,7 @@ const HEADER_MODES: readonly [HeaderMode, Record<string, string>][] = [
 
 /** One request to a fresh app limited 100 a minute in a fixed window, on a clock 10 s into the minute. */
 async function oneRequest(start: (spec: AppSpec) => Promise<RunningApp>, headers?: HeaderMode) {
-  const clock = manualClock()
-  const store = new MemoryStore({ clock: clock.read })
+  const { clock, store } = clockedStore()
   const mode = headers === undefined ? {} : { headers }
   const app = await start({
     limit: { algorithm: 'fixed-window', limit: 100, window: '1m', store, clock: clock.read, ...mode },
@@ -167,8 +172,7 @@ const cases: Case[] = [
   {
     name: 'Retry-After is at least 1 second when the wait is shorter',
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { store } = clockedStore()
       const app = await start({ limit: { algorithm: 'token-bucket', limit: 1, rate: 100, store } })
       await get(app).expect(200)
       const res = await get(app).expect(429)
@@ -179,8 +183,7 @@ const cases: Case[] = [
   {
     name: 'weighted cost: with a bucket of 30, an export costing 25 is rejected while reads costing 1 pass',
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { store } = clockedStore()
       const app = await start({
         limit: {
           algorithm: 'token-bucket',
@@ -203,8 +206,7 @@ const cases: Case[] = [
   {
     name: 'stacked rules: when the tenant rule rejects, the user rule is not charged',
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { store } = clockedStore()
       const app = await start({
         limit: {
           store,
@@ -232,8 +234,7 @@ const cases: Case[] = [
   {
     name: 'per-route: POST /login at 5 per 15 min and GET /items at 100 per min count separately',
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { clock, store } = clockedStore()
       const app = await start({
         routes: [
           {
@@ -344,8 +345,7 @@ const cases: Case[] = [
   {
     name: "a custom onRejected writes the response, after the limiter's headers are set",
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { store } = clockedStore()
       const app = await start({
         customRejection: true,
         limit: { limit: 1, window: '1m', algorithm: 'fixed-window', store },
@@ -432,8 +432,7 @@ const cases: Case[] = [
   {
     name: 'a cost above capacity: 413, no Retry-After, nothing consumed',
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { store } = clockedStore()
       const app = await start({
         limit: {
           algorithm: 'token-bucket',
@@ -455,8 +454,7 @@ const cases: Case[] = [
   {
     name: 'rejects a 50 MB upload before its body is read or parsed',
     async run(start) {
-      const clock = manualClock()
-      const store = new MemoryStore({ clock: clock.read })
+      const { store } = clockedStore()
       const app = await start({
         limit: { algorithm: 'fixed-window', limit: 1, window: '1m', store },
         routes: [{ method: 'POST', path: '/upload' }],

@@ -59,6 +59,7 @@ describe('createHttpPolicy options', () => {
       },
       'option "rules[1].key"',
     ],
+    ['onRejected', { limit: 1, window: '1m', onRejected: 'text' }, 'option "onRejected" must be a function'],
     ['max', { max: 5, window: '1m' }, 'option "max" is not an option of rateLimit (use `limit`)'],
     ['windowMs', { limit: 5, windowMs: 60_000 }, 'option "windowMs" is not an option of rateLimit (use `window`)'],
   ]

@@ -1,4 +1,4 @@
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, writeVerdict } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 declare global {
@@ -41,11 +41,8 @@ export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Respo
  * app.post('/login', rateLimit({ name: 'login', limit: 5, window: '15m' }), login)
  */
 export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
-  const { onRejected, ...shared } = options ?? {}
-  if (onRejected !== undefined && typeof onRejected !== 'function') {
-    throw new InvalidOptionError('onRejected', 'must be a function (req, res, decision, next)')
-  }
-  const policy = createHttpPolicy<Request, Response>(shared, ['onRejected'])
+  const policy = createHttpPolicy<Request, Response>(options)
+  const { onRejected } = options
   return function rateLimit(req: Request, res: Response, next: NextFunction): void {
     const facts = {
       ip: req.ip,

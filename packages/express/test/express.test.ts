@@ -59,7 +59,7 @@ describe('@sluice/express', () => {
     expect(seen).toEqual(['no session store'])
   })
 
-  it('rejects a non-function onRejected at construction', () => {
+  it('rejects a non-function onRejected at construction, naming it', () => {
     expect(() => rateLimit({ limit: 1, window: '1m', onRejected: 'text' as never })).toThrow('option "onRejected"')
   })
 })

@@ -51,11 +51,8 @@ const OWN_LIMIT = ['limit', 'rules'] as const
 const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'rules'] as const
 
 function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHandler {
-  const { onRejected, ...shared } = options
-  if (onRejected !== undefined && typeof onRejected !== 'function') {
-    throw new InvalidOptionError('onRejected', 'must be a function (request, reply, decision)')
-  }
-  const policy = createHttpPolicy<FastifyRequest, FastifyReply>(shared, ['onRejected'])
+  const policy = createHttpPolicy<FastifyRequest, FastifyReply>(options)
+  const { onRejected } = options
   return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const facts = {
       ip: request.ip,

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, writeVerdict } from '@sluice/core'
 import type { Context, Middleware, Next } from 'koa'
 
 declare module 'koa' {
@@ -43,11 +43,8 @@ export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerRes
  * app.use((ctx) => { ctx.body = { remaining: ctx.state.rateLimit?.remaining } })
  */
 export function rateLimit(options: KoaRateLimitOptions): Middleware {
-  const { onRejected, ...shared } = options ?? {}
-  if (onRejected !== undefined && typeof onRejected !== 'function') {
-    throw new InvalidOptionError('onRejected', 'must be a function (ctx, decision)')
-  }
-  const policy = createHttpPolicy<Context, ServerResponse>(shared, ['onRejected'])
+  const policy = createHttpPolicy<Context, ServerResponse>(options)
+  const { onRejected } = options
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
     const facts = {
       ip: ctx.ip,

@@ -201,6 +201,8 @@ const CORE_OPTIONS = [
   'onStoreError',
   'logger',
   'clock',
+  // Each adapter types its own (the framework's request and response), but the check is the same.
+  'onRejected',
 ]
 
 // The names other rate limiters use, so a migration mistake gets a pointer rather than a silent default.
@@ -219,7 +221,8 @@ const NO_STORE = ['Cache-Control', 'no-store'] as const
 /**
  * Builds the HTTP policy the adapters share: keys, cost, skip, stacked rules, status, headers, body, refund and
  * the store-failure policy. An adapter passes its framework's facts in and writes the verdict out. Invalid options
- * throw an {@link InvalidOptionError} naming the option; `adapterOptions` are the adapter's own option names.
+ * throw an {@link InvalidOptionError} naming the option; `adapterOptions` are the adapter's own option names (an
+ * `onRejected` is checked to be a function here, and called by the adapter with the framework's arguments).
  *
  * @example
  * const policy = createHttpPolicy<Request, Response>({ limit: 100, window: '1m' })
@@ -243,6 +246,7 @@ export function createHttpPolicy<Req, Res>(
   checkFunction(skip, 'skip')
   checkFunction(refund, 'refund')
   checkFunction(clock, 'clock')
+  checkFunction((options as { onRejected?: unknown }).onRejected, 'onRejected')
   if (typeof cost !== 'function' && !isCost(cost)) {
     throw new InvalidOptionError('cost', `must be a positive whole number or a function (got ${describe(cost)})`)
   }
