@@ -214,7 +214,7 @@ export class RedisStore implements Store {
     }
     let outcomes: readonly Outcome[]
     try {
-      outcomes = await this.withTimeout(this.evaluate(rules, redisKeys, cost, charge ? 'charge' : 'peek'))
+      outcomes = await this.withTimeout(() => this.evaluate(rules, redisKeys, cost, charge ? 'charge' : 'peek'))
     } catch (error) {
       this.failed(error)
       return this.fallback(rules, keys, cost, charge)
@@ -264,14 +264,7 @@ export class RedisStore implements Store {
     if (groups.length === 1) return this.run(rules, redisKeys, cost, mode)
     const outcomes: Outcome[] = new Array(rules.length)
     const answers = await Promise.all(
-      groups.map((group) =>
-        this.run(
-          group.map((i) => rules[i] as CompiledRule),
-          group.map((i) => redisKeys[i] as string),
-          cost,
-          mode,
-        ),
-      ),
+      groups.map((group) => this.run(pick(rules, group), pick(redisKeys, group), cost, mode)),
     )
     groups.forEach((group, g) => {
       group.forEach((i, j) => {
@@ -284,12 +277,7 @@ export class RedisStore implements Store {
     await Promise.all(
       groups.map(async (group, g) => {
         if (!(answers[g] as Outcome[]).every((outcome) => outcome.allowed)) return // this slot charged nothing
-        const refunded = await this.run(
-          group.map((i) => rules[i] as CompiledRule),
-          group.map((i) => redisKeys[i] as string),
-          cost,
-          'refund',
-        )
+        const refunded = await this.run(pick(rules, group), pick(redisKeys, group), cost, 'refund')
         // After the refund the key is as before: its numbers are the uncharged view evaluateRules reports.
         group.forEach((i, j) => {
           outcomes[i] = { ...(refunded[j] as Outcome), allowed: true, retryAfterMs: 0, delayMs: 0 }
@@ -309,14 +297,7 @@ export class RedisStore implements Store {
       await call(rules, [...redisKeys])
       return
     }
-    await Promise.all(
-      groupBySlot(redisKeys).map((group) =>
-        call(
-          group.map((i) => rules[i] as CompiledRule),
-          group.map((i) => redisKeys[i] as string),
-        ),
-      ),
-    )
+    await Promise.all(groupBySlot(redisKeys).map((group) => call(pick(rules, group), pick(redisKeys, group))))
   }
 
   /** One EVALSHA; after a Redis restart or SCRIPT FLUSH, one EVAL that loads the script again and runs it. */
@@ -349,7 +330,7 @@ export class RedisStore implements Store {
       return false
     }
     try {
-      await this.withTimeout(work())
+      await this.withTimeout(work)
       return true
     } catch (error) {
       this.failed(error)
@@ -357,12 +338,17 @@ export class RedisStore implements Store {
     }
   }
 
-  private withTimeout<T>(work: Promise<T>): Promise<T> {
+  /**
+   * Runs `work` against a deadline of `timeout` ms. The deadline starts before `work` is called: sending a command
+   * is synchronous, and while a Redis server dies a socket write can block for tens of milliseconds, which must
+   * count against the timeout rather than come on top of it.
+   */
+  private withTimeout<T>(work: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeout} ms`)), this.timeout)
       timer.unref()
       // Both handlers stay attached, so a reply or an error that arrives after the timeout is absorbed here.
-      work.then(
+      work().then(
         (value) => {
           clearTimeout(timer)
           resolve(value)
@@ -403,7 +389,7 @@ export class RedisStore implements Store {
   private probe(): void {
     if (this.probing || Date.now() < this.nextProbeAt) return
     this.probing = true
-    this.withTimeout(this.client.ping()).then(
+    this.withTimeout(() => this.client.ping()).then(
       () => {
         this.probing = false
         this.recovered()
@@ -492,6 +478,10 @@ function groupBySlot(redisKeys: readonly string[]): number[][] {
     else group.push(i)
   })
   return [...groups.values()]
+}
+
+function pick<T>(items: readonly T[], indexes: readonly number[]): T[] {
+  return indexes.map((i) => items[i] as T)
 }
 
 function parseReply(reply: unknown, rules: number): Outcome[] {
