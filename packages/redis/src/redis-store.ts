@@ -15,19 +15,37 @@ import { keySlot } from './slot'
 /**
  * The part of an ioredis client the store uses. A `Redis` and a `Cluster` both fit; `isCluster` (which both
  * carry) tells the store to split stacked rules by slot.
+ *
+ * @example
+ * const client: RedisStoreClient = new Cluster([{ host: '10.0.0.5', port: 7000 }])
  */
 export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'ping' | 'del'> & { readonly isCluster?: boolean }
 
-/** What the store does when Redis does not answer in time or answers with an error. */
+/**
+ * What the store does when Redis does not answer in time or answers with an error.
+ *
+ * @example
+ * const policy: FailurePolicy = process.env.NODE_ENV === 'production' ? 'local' : 'closed'
+ */
 export type FailurePolicy = 'local' | 'open' | 'closed'
 
-/** Where outages and recoveries are reported, once each. */
+/**
+ * Where outages and recoveries are reported, once each.
+ *
+ * @example
+ * const logger: RedisStoreLogger = { warn: (m) => pino.warn(m), info: (m) => pino.info(m) }
+ */
 export interface RedisStoreLogger {
   warn(message: string): void
   info(message: string): void
 }
 
-/** Options of {@link RedisStore}. */
+/**
+ * Options of {@link RedisStore}.
+ *
+ * @example
+ * const options: RedisStoreOptions = { client: new Redis(), timeout: 50, onError: 'closed' }
+ */
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval`, `ping` and `del`). */
   client: RedisStoreClient
