@@ -1,14 +1,22 @@
 import type { Algorithm, Refund } from './types'
 
 /**
- * Admitted requests, oldest first: `times[i]` (ms) and `costs[i]`. Requests admitted in the same millisecond
- * share one entry, so a key holds at most L entries (and at most one per millisecond of the window).
+ * Admitted requests, oldest first: entry i, for start <= i < end, was admitted at `times[i]` (ms) with cost
+ * `costs[i]`, and `used` is the sum of those costs. Every entry has a cost of at least 1, so a key never holds
+ * more than L entries in its window.
+ *
+ * The arrays are append-only storage that successive states share: a new state appends after `end` when no
+ * other state has, and advances `start` past expired entries, so admitting is O(1) amortized instead of a copy of
+ * the whole log. No state ever changes the entries of another: the function stays pure in what a state means.
  * @example
- * const state: SlidingLogState = { times: [1000, 1250], costs: [1, 3] }
+ * const state: SlidingLogState = { times: [1000, 1250], costs: [1, 3], start: 0, end: 2, used: 4 }
  */
 export interface SlidingLogState {
   readonly times: readonly number[]
   readonly costs: readonly number[]
+  readonly start: number
+  readonly end: number
+  readonly used: number
 }
 
 /**
@@ -16,72 +24,71 @@ export interface SlidingLogState {
  * window plus this cost are at most L. Retry-after: until enough of the oldest entries expire.
  * @example
  * const rule = createLimiter({ algorithm: 'sliding-log', limit: 5, window: '1s' }).rules[0]
- * const step = slidingLog({ times: [1000], costs: [5] }, 1999, 1, rule, true) // rejected: retryAfterMs 1
+ * const state = { times: [1000], costs: [5], start: 0, end: 1, used: 5 }
+ * const step = slidingLog(state, 1999, 1, rule, true) // rejected: retryAfterMs 1
  */
 export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit, windowMs }, charge) => {
-  const oldest = now - windowMs // entries at or before this instant have expired
-  let first = 0
-  let used = 0
-  let times: readonly number[] = []
-  let costs: readonly number[] = []
-  if (state !== undefined) {
-    times = state.times
-    costs = state.costs
-    while (first < times.length && (times[first] as number) <= oldest) first++
-    for (let i = first; i < costs.length; i++) used += costs[i] as number
+  if (state === undefined) {
+    if (cost > limit) return { state, allowed: false, remaining: limit, resetMs: 0, retryAfterMs: Infinity, delayMs: 0 }
+    if (!charge) return { state, allowed: true, remaining: limit, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
+    const next = { times: [now], costs: [cost], start: 0, end: 1, used: cost }
+    return { state: next, allowed: true, remaining: limit - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0 }
   }
-  const newest = times.length > first ? (times[times.length - 1] as number) : undefined
+  const { times, costs, end } = state
+  const oldest = now - windowMs // entries at or before this instant have expired
+  let first = state.start
+  let used = state.used
+  while (first < end && (times[first] as number) <= oldest) used -= costs[first++] as number
+  const resetMs = first < end ? (times[end - 1] as number) + windowMs - now : 0
   if (used + cost > limit) {
     // Walk the oldest entries until enough has expired to make room for this cost.
     let freed = 0
     let retryAfterMs = Number.POSITIVE_INFINITY
-    for (let i = first; i < times.length; i++) {
+    for (let i = first; i < end; i++) {
       freed += costs[i] as number
       if (used - freed + cost <= limit) {
         retryAfterMs = (times[i] as number) + windowMs - now
         break
       }
     }
-    const resetMs = newest === undefined ? 0 : newest + windowMs - now
     return { state, allowed: false, remaining: limit - used, resetMs, retryAfterMs, delayMs: 0 }
   }
-  if (!charge) {
-    const resetMs = newest === undefined ? 0 : newest + windowMs - now
-    return { state, allowed: true, remaining: limit - used, resetMs, retryAfterMs: 0, delayMs: 0 }
-  }
-  const nextTimes = times.slice(first)
-  const nextCosts = costs.slice(first)
-  if (newest === now) {
-    nextCosts[nextCosts.length - 1] = (nextCosts[nextCosts.length - 1] as number) + cost
+  if (!charge) return { state, allowed: true, remaining: limit - used, resetMs, retryAfterMs: 0, delayMs: 0 }
+  let next: SlidingLogState
+  if (end === times.length && first <= 64 + (end - first)) {
+    // Nobody has appended past this state's end: append in place, invisible to every existing state.
+    ;(times as number[]).push(now)
+    ;(costs as number[]).push(cost)
+    next = { times, costs, start: first, end: end + 1, used: used + cost }
   } else {
-    nextTimes.push(now)
-    nextCosts.push(cost)
+    // Another state has appended here already, or the expired prefix outgrew the live part: copy the live part.
+    const liveTimes = times.slice(first, end)
+    const liveCosts = costs.slice(first, end)
+    liveTimes.push(now)
+    liveCosts.push(cost)
+    next = { times: liveTimes, costs: liveCosts, start: 0, end: liveTimes.length, used: used + cost }
   }
-  return {
-    state: { times: nextTimes, costs: nextCosts },
-    allowed: true,
-    remaining: limit - used - cost,
-    resetMs: windowMs,
-    retryAfterMs: 0,
-    delayMs: 0,
-  }
+  return { state: next, allowed: true, remaining: limit - used - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0 }
 }
 
 /**
  * Refund: the newest entries give back `cost`, newest first.
  *
  * @example
- * const back = slidingLogRefund({ times: [1000], costs: [5] }, 1500, 2, rule) // costs: [3]
+ * const back = slidingLogRefund({ times: [1000], costs: [5], start: 0, end: 1, used: 5 }, 1500, 2, rule) // costs: [3]
  */
 export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, params) => {
   if (state === undefined) return slidingLog(state, now, 1, params, false)
-  const times = state.times.slice()
-  const costs = state.costs.slice()
+  // A refund is rare: copy the live entries, then take the cost off the newest.
+  const times = state.times.slice(state.start, state.end)
+  const costs = state.costs.slice(state.start, state.end)
+  let used = state.used
   let left = cost
   while (left > 0 && costs.length > 0) {
     const last = costs.length - 1
     const taken = Math.min(left, costs[last] as number)
     left -= taken
+    used -= taken
     if (taken === costs[last]) {
       costs.pop()
       times.pop()
@@ -89,5 +96,6 @@ export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, para
       costs[last] = (costs[last] as number) - taken
     }
   }
-  return slidingLog(times.length > 0 ? { times, costs } : undefined, now, 1, params, false)
+  const next = times.length > 0 ? { times, costs, start: 0, end: times.length, used } : undefined
+  return slidingLog(next, now, 1, params, false)
 }
