@@ -76,7 +76,7 @@ function contenders(keys: readonly string[], limit: number, durationMs: number):
 /** Runs part 1 and returns its tables and target checks. */
 export async function runCore(): Promise<PartResult> {
   const durationMs = settings.tiny ? 40 : 250
-  const rounds = settings.tiny ? { rounds: 2, warmup: 1 } : { rounds: 7, warmup: 2 }
+  const rounds = settings.tiny ? { rounds: 2, warmup: 1 } : { rounds: 9, warmup: 2 }
   const tables: Table[] = []
   const targets: TargetCheck[] = []
   for (const { label, count, limit } of KEY_SETS) {

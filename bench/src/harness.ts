@@ -117,8 +117,11 @@ export async function concurrentOpsPerSecond(
 }
 
 /** How a column's numbers print, and what the smoke test may expect of them. */
-/** `share` is a percentage that may be zero (the share of requests rejected); `count` and `micros` may be zero too. */
-export type Kind = 'rate' | 'ratio' | 'percent' | 'share' | 'bytes' | 'count' | 'micros' | 'text'
+/**
+ * `share` is a percentage that may be zero (the share of requests rejected); `count` and `micros` may be zero too;
+ * `signed` is a difference, of either sign.
+ */
+export type Kind = 'rate' | 'ratio' | 'percent' | 'share' | 'bytes' | 'count' | 'micros' | 'signed' | 'text'
 
 export interface Column {
   readonly header: string
@@ -188,6 +191,8 @@ export function format(value: Cell, kind: Kind): string {
       return value.toFixed(0)
     case 'micros':
       return value.toFixed(1)
+    case 'signed':
+      return `${value >= 0 ? '+' : ''}${value.toFixed(1)}`
     case 'count':
       return Number.isInteger(value) ? String(value) : value.toFixed(3)
     case 'text':

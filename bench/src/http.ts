@@ -13,6 +13,7 @@ import {
   RATIO_COLUMNS,
   ratio,
   settings,
+  summarize,
   type Table,
   type TargetCheck,
 } from './harness'
@@ -32,6 +33,19 @@ const CONNECTIONS = 10
 interface Server {
   readonly url: string
   readonly child: ChildProcess
+}
+
+/** The server's CPU time so far (user + system), in microseconds. */
+function cpuTime(server: Server): Promise<number> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { cpu?: NodeJS.CpuUsage }) => {
+      if (message.cpu === undefined) return
+      server.child.off('message', onMessage)
+      resolve(message.cpu.user + message.cpu.system)
+    }
+    server.child.on('message', onMessage)
+    server.child.send('cpu')
+  })
 }
 
 /** Forks a server (tsx in the child as in the parent; bench/ as its cwd, so @sluice/* are the built packages). */
@@ -58,9 +72,13 @@ function stopServer(server: Server): Promise<void> {
 interface Load {
   readonly requestsPerSecond: number
   readonly rejectedShare: number
+  /** The server's CPU time per request, in microseconds. */
+  readonly cpuPerRequest: number
 }
 
-async function load(url: string, durationS: number): Promise<Load> {
+async function load(server: Server, durationS: number): Promise<Load> {
+  const { url } = server
+  const cpuBefore = await cpuTime(server)
   const started = performance.now()
   const result = await autocannon(
     settings.tiny
@@ -70,19 +88,22 @@ async function load(url: string, durationS: number): Promise<Load> {
   // autocannon reports whole seconds; the wall clock around the run is finer, and the same for every server.
   const seconds = (performance.now() - started) / 1000
   if (result.errors > 0) throw new Error(`${result.errors} connection errors against ${url}`)
+  const cpu = (await cpuTime(server)) - cpuBefore
   return {
     requestsPerSecond: result.requests.total / seconds,
     rejectedShare: result.non2xx / Math.max(1, result.requests.total),
+    cpuPerRequest: cpu / Math.max(1, result.requests.total),
   }
 }
 
 /** Runs part 2 and returns its tables and target checks. */
 export async function runHttp(): Promise<PartResult> {
-  const durationS = 2
-  const rounds = settings.tiny ? { rounds: 1, warmup: 0 } : { rounds: 5, warmup: 1 }
+  const durationS = 1
+  const rounds = settings.tiny ? { rounds: 1, warmup: 0 } : { rounds: 9, warmup: 1 }
   const passRows: (string | number)[][] = []
   const rejectRows: (string | number)[][] = []
   const rateRows: (string | number)[][] = []
+  const cpuRows: (string | number)[][] = []
   const targets: TargetCheck[] = []
   for (const { framework, peer, target } of FRAMEWORKS) {
     const setups: { name: string; variant: Variant; limit: number }[] = [
@@ -94,20 +115,29 @@ export async function runHttp(): Promise<PartResult> {
     ]
     const servers = await Promise.all(setups.map((s) => startServer(framework, s.variant, s.limit)))
     const rejected = new Map<string, number[]>()
+    const cpu = new Map<string, number[]>()
     try {
       const contenders: Contender[] = setups.map((setup, i) => ({
         name: setup.name,
         measure: async () => {
-          const { requestsPerSecond, rejectedShare } = await load((servers[i] as Server).url, durationS)
+          const { requestsPerSecond, rejectedShare, cpuPerRequest } = await load(servers[i] as Server, durationS)
           rejected.set(setup.name, [...(rejected.get(setup.name) ?? []), rejectedShare])
+          cpu.set(setup.name, [...(cpu.get(setup.name) ?? []), cpuPerRequest])
           return requestsPerSecond
         },
       }))
       const results = await alternate(contenders, rounds)
+      // The warm-up rounds' CPU figures are dropped as their throughput is.
+      const cpuOf = (name: string) => summarize((cpu.get(name) ?? []).slice(rounds.warmup))
       for (const { name } of setups) {
         const s = pick(results, name)
         const shares = rejected.get(name) ?? [0]
-        rateRows.push([framework, name, s.median, s.min, s.max, Math.max(...shares)])
+        rateRows.push([framework, name, s.median, s.min, s.max, cpuOf(name).median, Math.max(...shares)])
+      }
+      const bareCpu = cpuOf('bare').median
+      for (const { name } of setups.slice(1)) {
+        const c = cpuOf(name)
+        cpuRows.push([framework, name, c.median, c.median - bareCpu, bareCpu / c.median])
       }
       const bare = pick(results, 'bare')
       const sluice = pick(results, 'sluice')
@@ -140,9 +170,23 @@ export async function runHttp(): Promise<PartResult> {
         { header: 'median /s', kind: 'rate' },
         { header: 'min /s', kind: 'rate' },
         { header: 'max /s', kind: 'rate' },
+        { header: 'server CPU µs/req', kind: 'micros' },
         { header: 'most rejected', kind: 'share' },
       ],
       rows: rateRows,
+    },
+    {
+      title:
+        'Server CPU time per request (median of the rounds): what the limiter adds to the bare server, and the ' +
+        "share of the bare server's throughput it would keep if the server were CPU-bound",
+      columns: [
+        { header: 'framework', kind: 'text' },
+        { header: 'server', kind: 'text' },
+        { header: 'CPU µs/req', kind: 'micros' },
+        { header: 'added µs/req', kind: 'signed' },
+        { header: 'bare CPU / this CPU', kind: 'percent' },
+      ],
+      rows: cpuRows,
     },
     {
       title: 'Nothing rejected: Sluice over the bare server and over the peer (the peer over bare for reference)',
@@ -175,7 +219,9 @@ export async function runHttp(): Promise<PartResult> {
       'RateLimit-Policy; express-rate-limit: X-RateLimit-*; koa-ratelimit with a Map as its db: ' +
       'X-RateLimit-*; @fastify/rate-limit: x-ratelimit-*), limit 1e8 per minute; in the rejecting runs, 1 per ' +
       'minute, so every request after the first is a 429. All requests come from 127.0.0.1, so this is one hot key. ' +
-      'The parent (load) and the server each have about one of the two cores.',
+      'The parent (load) and the server each have about one of the two cores. Throughput on a shared 2-core ' +
+      "machine swings with other work, so the servers' own CPU time per request (process.cpuUsage around each " +
+      'run) is given too: it is the steadier measure of what a limiter costs.',
     tables,
     targets,
   }
