@@ -41,6 +41,9 @@ const KEY_SETS = [
   { label: '10 000 keys', count: 10_000, limit: 1_000_000 },
 ]
 
+/** Not contenders: the floor with what every Sluice call adds, to show where the time between them goes. */
+const REFERENCES = ['floor + Date.now()', 'floor + Date.now() + result object'] as const
+
 const TARGETS = { rateLimiterFlexible: 3, expressRateLimit: 1.5, floor: 0.5 }
 
 /** The least any in-memory limiter does: one Map get, one Map set and one await per call. */
@@ -49,6 +52,51 @@ function floor(): (key: string) => Promise<void> {
   return async function floor(key: string): Promise<void> {
     counts.set(key, (counts.get(key) ?? 0) + 1)
   }
+}
+
+/** The floor plus one clock read: what any limiter that reads the time on every call cannot go below. */
+function floorWithClock(): (key: string) => Promise<void> {
+  const times = new Map<string, number>()
+  return async function floorWithClock(key: string): Promise<void> {
+    times.set(key, Math.max(times.get(key) ?? 0, Date.now()))
+  }
+}
+
+/** The floor, the clock, and a fresh result object of a Decision's ten fields for the caller. */
+function floorWithClockAndResult(): (key: string) => Promise<object> {
+  const times = new Map<string, number>()
+  return async function floorWithClockAndResult(key: string): Promise<object> {
+    const now = Date.now()
+    const last = times.get(key) ?? 0
+    times.set(key, Math.max(last, now))
+    return {
+      allowed: true,
+      rule: 'default',
+      limit: 1,
+      windowMs: 1,
+      remaining: now - last,
+      resetMs: 0,
+      retryAfterMs: 0,
+      delayMs: 0,
+      cost: 1,
+      costExceedsCapacity: false,
+    }
+  }
+}
+
+/** Nanoseconds per call of Date.now() and of awaiting an already resolved promise, on this machine now. */
+export async function machineCosts(): Promise<{ clockNs: number; awaitNs: number }> {
+  const n = settings.tiny ? 100_000 : 5_000_000
+  let sink = 0
+  let start = performance.now()
+  for (let i = 0; i < n; i++) sink += Date.now()
+  const clockNs = ((performance.now() - start) * 1e6) / n
+  const resolved = Promise.resolve(1)
+  start = performance.now()
+  for (let i = 0; i < n; i++) sink += await resolved
+  const awaitNs = ((performance.now() - start) * 1e6) / n
+  if (sink === 0) throw new Error('unreachable: keeps the loops from being optimized away')
+  return { clockNs, awaitNs }
 }
 
 function contenders(keys: readonly string[], limit: number, durationMs: number): { all: Contender[]; stop(): void } {
@@ -70,6 +118,10 @@ function contenders(keys: readonly string[], limit: number, durationMs: number):
   all.push({ name: 'express-rate-limit', measure: () => opsPerSecond(durationMs, (i) => express.increment(key(i))) })
   const base = floor()
   all.push({ name: 'floor', measure: () => opsPerSecond(durationMs, (i) => base(key(i))) })
+  const clocked = floorWithClock()
+  all.push({ name: REFERENCES[0], measure: () => opsPerSecond(durationMs, (i) => clocked(key(i))) })
+  const withResult = floorWithClockAndResult()
+  all.push({ name: REFERENCES[1], measure: () => opsPerSecond(durationMs, (i) => withResult(key(i))) })
   return { all, stop: () => express.shutdown() }
 }
 
@@ -91,10 +143,11 @@ export async function runCore(): Promise<PartResult> {
         { header: 'median /s', kind: 'rate' },
         { header: 'min /s', kind: 'rate' },
         { header: 'max /s', kind: 'rate' },
+        { header: 'ns/call', kind: 'micros' },
       ],
       rows: all.map(({ name }) => {
         const s = pick(results, name)
-        return [name, s.median, s.min, s.max]
+        return [name, s.median, s.min, s.max, 1e9 / s.median]
       }),
     })
     const rows: (string | number)[][] = []
@@ -117,6 +170,18 @@ export async function runCore(): Promise<PartResult> {
       rows,
     })
   }
+  const costs = await machineCosts()
+  tables.push({
+    title: 'What every call pays on this machine (one run each)',
+    columns: [
+      { header: 'operation', kind: 'text' },
+      { header: 'ns', kind: 'micros' },
+    ],
+    rows: [
+      ['Date.now()', costs.clockNs],
+      ['await of a resolved promise', costs.awaitNs],
+    ],
+  })
   return {
     title: '1. Core decisions per second (memory store, one process)',
     method:
@@ -131,7 +196,8 @@ export async function runCore(): Promise<PartResult> {
       'Keys are strings made before the run. Ratios are paired per round (A and B measured side by side), then ' +
       'the median, min and max of those ratios. On this kind of machine Date.now() costs about 40 ns and an awaited ' +
       'promise about 44 ns: every contender pays one awaited promise per call, and every limiter reads the clock ' +
-      'once per call; the floor does no clock read, nothing but its one await.',
+      'once per call; the floor does no clock read, nothing but its one await. Two reference rows (not contenders) ' +
+      'add to the floor what every Sluice call must do: read the clock, and return a fresh ten-field result.',
     tables,
     targets,
   }
