@@ -1,6 +1,6 @@
 // `npm run bench`: runs every part in turn, prints its tables, and writes them all to bench/RESULTS.md with the
 // machine they ran on. `--tiny` (or SLUICE_BENCH_TINY=1) runs each part for about a second and writes nothing.
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { runCommands } from './commands'
@@ -39,8 +39,8 @@ export function machine(redisVersion: string): Machine {
   }
 }
 
-/** The whole report: the machine, every target with its mark, then each part's method and tables. */
-export function renderReport(host: Machine, parts: readonly PartResult[]): string {
+/** The whole report: the machine, every target with its mark, each part's method and tables, then `notes`. */
+export function renderReport(host: Machine, parts: readonly PartResult[], notes = ''): string {
   const targets = parts.flatMap((part) => part.targets)
   const summary = renderTable({
     title: `Targets: ${targets.filter((t) => t.passed).length} of ${targets.length} met`,
@@ -68,6 +68,7 @@ export function renderReport(host: Machine, parts: readonly PartResult[]): strin
       '',
       ...part.tables.flatMap((t) => [renderTable(t), '']),
     ]),
+    ...(notes ? ['', notes.trimEnd(), ''] : []),
   ].join('\n')
 }
 
@@ -83,12 +84,13 @@ async function main(): Promise<void> {
     console.log(`\n## ${result.title}  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`)
     for (const table of result.tables) console.log(`${renderTable(table)}\n`)
   }
-  const report = renderReport(machine(redisVersion()), results)
+  const notes = readFileSync(join(__dirname, 'analysis.md'), 'utf8')
+  const report = renderReport(machine(redisVersion()), results, notes)
+  // The header and the targets with their marks: everything before the first part.
+  console.log(`\n${report.slice(0, report.indexOf('\n## '))}`)
   if (!settings.tiny && only === undefined) {
     writeFileSync(join(__dirname, '..', 'RESULTS.md'), report)
-    console.log('Wrote bench/RESULTS.md')
-  } else {
-    console.log(report.split('\n').slice(0, 40).join('\n'))
+    console.log('\nWrote bench/RESULTS.md')
   }
 }
 
