@@ -4,7 +4,7 @@
 import { createLimiter, type Decision, type Limiter, StoreUnavailableError } from '@sluice/core'
 import { type FailurePolicy, RedisStore, type RedisStoreClient } from '@sluice/redis'
 import Redis from 'ioredis'
-import { SCRIPT } from '../../packages/redis/src/script'
+import { scriptFor } from '../../packages/redis/src/script'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 
 const TIMEOUT_MS = 100
@@ -63,7 +63,7 @@ async function harness(onError: FailurePolicy): Promise<Harness> {
   // Connect and load the script before the clock matters: on a busy machine the very first call (connection,
   // NOSCRIPT, EVAL) can outlast the 100 ms timeout and start an outage before the test's own.
   await client.ping()
-  await client.script('LOAD', SCRIPT)
+  await client.script('LOAD', scriptFor(['sl']).source)
   return { client, store, limiter, warnings, infos, sent }
 }
 

@@ -8,8 +8,9 @@ import {
   StoreUnavailableError,
 } from '@sluice/core'
 import type { Redis } from 'ioredis'
+import { Deadlines } from './deadlines'
 import { redisKey } from './keys'
-import { SCRIPT, SCRIPT_SHA } from './script'
+import { type Script, scriptFor } from './script'
 import { keySlot } from './slot'
 
 /**
@@ -83,11 +84,52 @@ interface Rejection {
 
 type Mode = 'charge' | 'peek' | 'refund'
 
+/** What every call for one list of rules sends alike, worked out once per list. */
+interface Plan {
+  readonly rules: readonly CompiledRule[]
+  /** The script with exactly the algorithms of these rules. */
+  readonly script: Script
+  /** Per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, as the script reads them. */
+  readonly ruleArgs: readonly string[]
+}
+
 const POLICIES: readonly FailurePolicy[] = ['local', 'open', 'closed']
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
 const FIELDS_PER_RULE = 5
+// The limiter passes the same rules array on every call: plans are kept per array (and per single rule for
+// applyOne), so a call builds no script, hash or number-to-string conversion of its own.
+const plans = new WeakMap<readonly CompiledRule[], Plan>()
+const singlePlans = new WeakMap<CompiledRule, Plan>()
+
+function planFor(rules: readonly CompiledRule[]): Plan {
+  let plan = plans.get(rules)
+  if (plan === undefined) {
+    const ruleArgs: string[] = []
+    for (const rule of rules) {
+      ruleArgs.push(
+        rule.algorithmCode,
+        String(rule.limit),
+        String(rule.windowMs),
+        String(rule.rateNumerator),
+        String(rule.rateDenominator),
+      )
+    }
+    plan = { rules, script: scriptFor(rules.map((rule) => rule.algorithmCode)), ruleArgs }
+    plans.set(rules, plan)
+  }
+  return plan
+}
+
+function singlePlanFor(rule: CompiledRule): Plan {
+  let plan = singlePlans.get(rule)
+  if (plan === undefined) {
+    plan = planFor([rule])
+    singlePlans.set(rule, plan)
+  }
+  return plan
+}
 
 /**
  * A store that keeps the limits in Redis, shared by every instance: each request is one EVALSHA of a Lua script
@@ -122,6 +164,7 @@ export class RedisStore implements Store {
   private readonly localMaxKeys: number
   private readonly clock: (() => number) | undefined
   private readonly rejected = new Map<string, Rejection>()
+  private readonly deadlines: Deadlines
   private local: MemoryStore | undefined
   /** Wall-clock ms when the current outage began; undefined while Redis answers. */
   private outageSince: number | undefined
@@ -199,6 +242,7 @@ export class RedisStore implements Store {
     this.client = client
     this.cluster = client.isCluster === true
     this.timeout = timeout
+    this.deadlines = new Deadlines(timeout)
     this.onError = onError
     this.logger = logger
     this.probeIntervalMs = probeIntervalMs
@@ -221,8 +265,27 @@ export class RedisStore implements Store {
     this.assertOpen()
     const redisKeys = rules.map((rule, i) => redisKey(rule, keys[i] as string))
     // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
-    const rejectionKey = this.shortCircuitMaxKeys > 0 ? redisKeys.join('') : undefined
-    if (rejectionKey !== undefined) {
+    return this.decide(rules, keys, redisKeys, redisKeys.join(''), cost, charge)
+  }
+
+  /** The same as `apply([rule], [key], cost, charge)`, for the limiter's single-rule path. */
+  async applyOne(rule: CompiledRule, key: string, cost: number, charge: boolean): Promise<Outcome> {
+    this.assertOpen()
+    const { rules } = singlePlanFor(rule)
+    const theKey = redisKey(rule, key)
+    return (await this.decide(rules, [key], [theKey], theKey, cost, charge))[0] as Outcome
+  }
+
+  private async decide(
+    rules: readonly CompiledRule[],
+    keys: readonly string[],
+    redisKeys: readonly string[],
+    rejectionKey: string,
+    cost: number,
+    charge: boolean,
+  ): Promise<readonly Outcome[]> {
+    const shortCircuit = this.shortCircuitMaxKeys > 0
+    if (shortCircuit) {
       const known = this.knownRejection(rejectionKey, cost)
       if (known !== undefined) return known
     }
@@ -232,12 +295,12 @@ export class RedisStore implements Store {
     }
     let outcomes: readonly Outcome[]
     try {
-      outcomes = await this.withTimeout(() => this.evaluate(rules, redisKeys, cost, charge ? 'charge' : 'peek'))
+      outcomes = await this.deadlines.run(() => this.evaluate(rules, redisKeys, cost, charge ? 'charge' : 'peek'))
     } catch (error) {
       this.failed(error)
       return this.fallback(rules, keys, cost, charge)
     }
-    if (rejectionKey !== undefined) this.remember(rejectionKey, cost, outcomes)
+    if (shortCircuit) this.remember(rejectionKey, cost, outcomes)
     return outcomes
   }
 
@@ -260,8 +323,8 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Forgets the short-circuit and the local fallback state. The client is yours: quit it yourself. The store holds
-   * no timer of its own (a call's timeout timer is unref'd and cleared when the call settles).
+   * Forgets the short-circuit and the local fallback state. The client is yours: quit it yourself. The store's only
+   * timer, for the calls' deadlines, is unref'd and stops on its own once no call is waiting.
    */
   close(): void {
     this.closed = true
@@ -318,25 +381,27 @@ export class RedisStore implements Store {
     await Promise.all(groupBySlot(redisKeys).map((group) => call(pick(rules, group), pick(redisKeys, group))))
   }
 
-  /** One EVALSHA; after a Redis restart or SCRIPT FLUSH, one EVAL that loads the script again and runs it. */
+  /**
+   * One EVALSHA of the script with exactly these rules' algorithms; after a Redis restart or SCRIPT FLUSH, one EVAL
+   * that loads that script again and runs it.
+   */
   private async run(
     rules: readonly CompiledRule[],
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
   ): Promise<Outcome[]> {
+    const { script, ruleArgs } = planFor(rules)
     const args: (string | number)[] = [...redisKeys, mode]
     if (this.clock === undefined) args.push('', 0, cost)
     else args.push(Math.floor(this.clock()), EXPLICIT_CLOCK_TTL_SLACK_MS, cost)
-    for (const rule of rules) {
-      args.push(rule.algorithmCode, rule.limit, rule.windowMs, rule.rateNumerator, rule.rateDenominator)
-    }
+    for (const arg of ruleArgs) args.push(arg)
     let reply: unknown
     try {
-      reply = await this.client.evalsha(SCRIPT_SHA, redisKeys.length, ...args)
+      reply = await this.client.evalsha(script.sha, redisKeys.length, ...args)
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
-      reply = await this.client.eval(SCRIPT, redisKeys.length, ...args)
+      reply = await this.client.eval(script.source, redisKeys.length, ...args)
     }
     return parseReply(reply, rules.length)
   }
@@ -348,35 +413,12 @@ export class RedisStore implements Store {
       return false
     }
     try {
-      await this.withTimeout(work)
+      await this.deadlines.run(work)
       return true
     } catch (error) {
       this.failed(error)
       return false
     }
-  }
-
-  /**
-   * Runs `work` against a deadline of `timeout` ms. The deadline starts before `work` is called: sending a command
-   * is synchronous, and while a Redis server dies a socket write can block for tens of milliseconds, which must
-   * count against the timeout rather than come on top of it.
-   */
-  private withTimeout<T>(work: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${this.timeout} ms`)), this.timeout)
-      timer.unref()
-      // Both handlers stay attached, so a reply or an error that arrives after the timeout is absorbed here.
-      work().then(
-        (value) => {
-          clearTimeout(timer)
-          resolve(value)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          reject(error)
-        },
-      )
-    })
   }
 
   private fallback(
@@ -407,17 +449,19 @@ export class RedisStore implements Store {
   private probe(): void {
     if (this.probing || Date.now() < this.nextProbeAt) return
     this.probing = true
-    this.withTimeout(() => this.client.ping()).then(
-      () => {
-        this.probing = false
-        this.recovered()
-      },
-      (error: unknown) => {
-        this.probing = false
-        this.lastError = error
-        this.nextProbeAt = Date.now() + this.probeIntervalMs
-      },
-    )
+    this.deadlines
+      .run(() => this.client.ping())
+      .then(
+        () => {
+          this.probing = false
+          this.recovered()
+        },
+        (error: unknown) => {
+          this.probing = false
+          this.lastError = error
+          this.nextProbeAt = Date.now() + this.probeIntervalMs
+        },
+      )
   }
 
   private recovered(): void {

@@ -8,14 +8,54 @@ import slidingLog from './lua/sliding-log.lua'
 import slidingWindow from './lua/sliding-window.lua'
 import tokenBucket from './lua/token-bucket.lua'
 
-/**
- * The one script every request runs: the integer helpers, the six algorithms (each in its own file, beside the
- * TypeScript it mirrors) and the entry point that dispatches per rule. One script means one EVALSHA per request
- * however many rules are stacked, and one SHA to load.
- */
-export const SCRIPT: string = [math, fixedWindow, slidingLog, slidingWindow, tokenBucket, leakyBucket, leakyQueue, main]
-  .map((part) => part.trimEnd())
-  .join('\n\n')
+/** A script as EVALSHA calls it: its text (sent with EVAL after a NOSCRIPT) and the SHA1 of that text. */
+export interface Script {
+  readonly source: string
+  readonly sha: string
+}
 
-/** The SHA1 that `SCRIPT LOAD` answers for {@link SCRIPT}, and that EVALSHA names. */
-export const SCRIPT_SHA: string = createHash('sha1').update(SCRIPT).digest('hex')
+/**
+ * Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them:
+ * the Lua function that runs it (its file's name, `-` as `_`) and its file, beside the TypeScript of that name.
+ */
+export const ALGORITHM_SOURCES: { readonly [code: string]: { readonly name: string; readonly source: string } } = {
+  fw: { name: 'fixed_window', source: fixedWindow },
+  sl: { name: 'sliding_log', source: slidingLog },
+  sw: { name: 'sliding_window', source: slidingWindow },
+  tb: { name: 'token_bucket', source: tokenBucket },
+  lb: { name: 'leaky_bucket', source: leakyBucket },
+  lq: { name: 'leaky_queue', source: leakyQueue },
+}
+
+const scripts = new Map<string, Script>()
+
+/**
+ * The script for a request whose rules use `codes` (in any order, repeats allowed): the integer helpers, only
+ * those algorithms, the table that names them and the entry point. Lua builds every function and table of a script
+ * on every call, so a script without the algorithms a request does not use costs Redis less; and every stack of
+ * rules is still one EVALSHA. Built once per set of algorithms and cached.
+ *
+ * @example
+ * const { source, sha } = scriptFor(['sw', 'tb']) // sliding window and token bucket, for two stacked rules
+ */
+export function scriptFor(codes: readonly string[]): Script {
+  const used = Object.keys(ALGORITHM_SOURCES).filter((code) => codes.includes(code))
+  const cacheKey = used.join(',')
+  let script = scripts.get(cacheKey)
+  if (script === undefined) {
+    if (used.length === 0 || used.length !== new Set(codes).size) {
+      throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
+    }
+    const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as { name: string; source: string })
+    const table = algorithms.map(
+      ({ name }, i) =>
+        `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode },`,
+    )
+    const source = [math, ...algorithms.map((a) => a.source), ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
+      .map((part) => part.trimEnd())
+      .join('\n\n')
+    script = { source, sha: createHash('sha1').update(source).digest('hex') }
+    scripts.set(cacheKey, script)
+  }
+  return script
+}

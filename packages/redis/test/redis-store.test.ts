@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type CompiledRule, createLimiter, InvalidOptionError } from '@sluice/core'
+import { type AlgorithmName, type CompiledRule, createLimiter, InvalidOptionError, MemoryStore } from '@sluice/core'
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
 import fc from 'fast-check'
 import Redis from 'ioredis'
 import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 import { redisKey } from '../src/keys'
-import { SCRIPT, SCRIPT_SHA } from '../src/script'
+import { ALGORITHM_SOURCES, scriptFor } from '../src/script'
 
 let server: RedisServer
 let client: Redis
@@ -67,20 +67,46 @@ describe('options', () => {
   })
 })
 
-describe('the script', () => {
-  test('SCRIPT LOAD answers the SHA the store sends with EVALSHA', async () => {
-    expect(await client.script('LOAD', SCRIPT)).toBe(SCRIPT_SHA)
-    expect(SCRIPT_SHA).toBe(createHash('sha1').update(SCRIPT).digest('hex'))
+describe('the scripts', () => {
+  const codes = Object.keys(ALGORITHM_SOURCES)
+  // Every set of algorithms a request can stack: 63 scripts.
+  const combinations = Array.from({ length: 2 ** codes.length - 1 }, (_, mask) =>
+    codes.filter((_, bit) => ((mask + 1) >> bit) & 1),
+  )
+
+  test('SCRIPT LOAD answers the SHA the store sends with EVALSHA, for every set of algorithms', async () => {
+    const shas = new Set<string>()
+    for (const combination of combinations) {
+      const { source, sha } = scriptFor(combination)
+      expect(await client.script('LOAD', source)).toBe(sha)
+      expect(sha).toBe(createHash('sha1').update(source).digest('hex'))
+      shas.add(sha)
+    }
+    expect(shas.size).toBe(combinations.length)
+  })
+
+  test('a script holds exactly the algorithms asked for, in any order and with repeats', () => {
+    expect(scriptFor(['tb', 'sw', 'tb'])).toBe(scriptFor(['sw', 'tb']))
+    const { source } = scriptFor(['sw', 'tb'])
+    expect(source).toContain('local function sliding_window(state, now, cost, p, charge)')
+    expect(source).toContain('local function token_bucket(state, now, cost, p, charge)')
+    expect(source).not.toContain('local function fixed_window(')
+    expect(() => scriptFor([])).toThrow()
+    expect(() => scriptFor(['xx'])).toThrow()
   })
 
   test('holds one Lua file per algorithm, each beside the TypeScript algorithm of the same name', () => {
     const lua = join(__dirname, '../src/lua')
     const core = join(__dirname, '../../core/src/algorithms')
-    for (const file of readdirSync(lua).filter((f) => !['math.lua', 'main.lua'].includes(f))) {
+    const files = readdirSync(lua).filter((f) => !['math.lua', 'main.lua'].includes(f))
+    expect(files.length).toBe(codes.length)
+    for (const file of files) {
       const name = file.replace('.lua', '')
+      const code = codes.find((c) => ALGORITHM_SOURCES[c]?.name === name.replace('-', '_')) as string
       expect(readdirSync(core)).toContain(`${name}.ts`)
-      expect(SCRIPT).toContain(readFileSync(join(lua, file), 'utf8').trimEnd())
-      expect(SCRIPT).toContain(`local function ${name.replace('-', '_')}(state, now, cost, p, charge)`)
+      const { source } = scriptFor([code])
+      expect(source).toContain(readFileSync(join(lua, file), 'utf8').trimEnd())
+      expect(source).toContain(`local function ${name.replace('-', '_')}(state, now, cost, p, charge)`)
     }
   })
 
@@ -95,6 +121,29 @@ describe('the script', () => {
     expect(calls['eval']).toBe(1)
     expect(calls['evalsha']).toBe(2)
   })
+
+  test('NOSCRIPT reloads each script on its own: one EVAL per set of algorithms, then EVALSHA again', async () => {
+    const store = new RedisStore({ client, logger: quiet })
+    const single = createLimiter({ algorithm: 'token-bucket', limit: 5, window: '1m', store })
+    const stacked = createLimiter({
+      store,
+      rules: [
+        { name: 'user', limit: 5, window: '1m', algorithm: 'sliding-log' },
+        { name: 'all', limit: 50, window: '1m', algorithm: 'token-bucket' },
+      ],
+    })
+    await client.script('FLUSH')
+    await client.config('RESETSTAT')
+    for (let i = 0; i < 3; i++) {
+      expect((await single.consume('k')).remaining).toBe(4 - i)
+      expect((await stacked.consume('k')).remaining).toBe(4 - i)
+    }
+    const calls = await commandCalls()
+    expect(calls['eval']).toBe(2)
+    expect(calls['evalsha']).toBe(6)
+    const loaded = [scriptFor(['tb']).sha, scriptFor(['sl', 'tb']).sha, scriptFor(['fw']).sha]
+    expect(await client.script('EXISTS', ...loaded)).toEqual([1, 1, 0])
+  })
 })
 
 describe('round trips', () => {
@@ -107,7 +156,7 @@ describe('round trips', () => {
         { name: 'global', limit: 400, window: '1s', algorithm: 'token-bucket' },
       ],
     })
-    await client.script('LOAD', SCRIPT)
+    await client.script('LOAD', scriptFor(['sw', 'fw', 'tb']).source)
     await client.config('RESETSTAT')
     for (let i = 0; i < 50; i++) await limiter.consume(['user:42', 'tenant:acme', 'all'])
     const calls = await commandCalls()
@@ -185,6 +234,38 @@ describe('round trips', () => {
     const limiter = createLimiter({ limit: 3, window: '1m', store: new RedisStore({ client }) })
     expect((await limiter.peek('peeked')).remaining).toBe(3)
     expect(await client.dbsize()).toBe(0)
+  })
+})
+
+describe('stored values', () => {
+  const algorithms: AlgorithmName[] = ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket']
+
+  test.each(algorithms)('%s: state near 2^53 round-trips exactly (the same decisions as memory)', async (algorithm) => {
+    // Times just below 2^53, where text with 14 significant digits or a float32 would lose the last digits.
+    let now = 2 ** 53 - 5_000_000
+    const rate = algorithm.endsWith('bucket') ? { rate: 3.7 } : {}
+    const options = { algorithm, limit: 7, window: 1_000, ...rate }
+    const store = new RedisStore({ client, clock: () => now, shortCircuitMaxKeys: 0 })
+    const fromRedis = createLimiter({ ...options, store })
+    const fromMemory = createLimiter({ ...options, store: new MemoryStore({ clock: () => now }) })
+    for (let i = 0; i < 40; i++) {
+      now += [0, 1, 3, 97, 251][i % 5] as number
+      const cost = 1 + (i % 3)
+      expect(await fromRedis.consume('big', cost)).toEqual(await fromMemory.consume('big', cost))
+    }
+  })
+
+  test('a value written as text by an older version reads as a new key, never as an error', async () => {
+    const store = new RedisStore({ client, onError: 'closed' })
+    const limiter = createLimiter({ algorithm: 'sliding-window', limit: 5, window: '1m', store })
+    const [key] = limiter.rules.map((rule) => redisKey(rule, 'upgraded'))
+    for (const text of [`${Date.now() + 60_000} ${Date.now()} 0 5`, '9 0 1', 'x']) {
+      await client.set(key as string, text, 'PX', 60_000)
+      const decision = await limiter.consume('upgraded')
+      expect(decision.allowed).toBe(true)
+      expect(decision.remaining).toBe(4)
+      await limiter.reset('upgraded')
+    }
   })
 })
 

@@ -24,7 +24,12 @@ local function fixed_window_refund(state, now, cost, p)
   return fixed_window({ window_start = window_start, used = math.max(0, state.used - cost) }, now, 1, p, false)
 end
 
-local fixed_window_codec = {
-  decode = function(f) return { window_start = f[1], used = f[2] } end,
-  encode = function(s) return { s.window_start, s.used } end,
-}
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then window_start, used.
+local function fixed_window_decode(value)
+  local expires_at, window_start, used = struct.unpack('<ddd', value)
+  return expires_at, { window_start = window_start, used = used }
+end
+
+local function fixed_window_encode(expires_at, state)
+  return struct.pack('<ddd', expires_at, state.window_start, state.used)
+end

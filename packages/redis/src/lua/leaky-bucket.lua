@@ -29,7 +29,12 @@ local function leaky_bucket_refund(state, now, cost, p)
   return leaky_bucket(next, now, 1, p, false)
 end
 
-local leaky_bucket_codec = {
-  decode = function(f) return { level = f[1], updated_at = f[2] } end,
-  encode = function(s) return { s.level, s.updated_at } end,
-}
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then level, updated_at.
+local function leaky_bucket_decode(value)
+  local expires_at, level, updated_at = struct.unpack('<ddd', value)
+  return expires_at, { level = level, updated_at = updated_at }
+end
+
+local function leaky_bucket_encode(expires_at, state)
+  return struct.pack('<ddd', expires_at, state.level, state.updated_at)
+end

@@ -42,7 +42,13 @@ local function leaky_queue_refund(state, now, cost, p)
   return leaky_queue(next, now, 1, p, false)
 end
 
-local leaky_queue_codec = {
-  decode = function(f) return { departure_ms = f[1], departure_fraction = f[2] } end,
-  encode = function(s) return { s.departure_ms, s.departure_fraction } end,
-}
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then
+-- departure_ms, departure_fraction.
+local function leaky_queue_decode(value)
+  local expires_at, departure_ms, departure_fraction = struct.unpack('<ddd', value)
+  return expires_at, { departure_ms = departure_ms, departure_fraction = departure_fraction }
+end
+
+local function leaky_queue_encode(expires_at, state)
+  return struct.pack('<ddd', expires_at, state.departure_ms, state.departure_fraction)
+end

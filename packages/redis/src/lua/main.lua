@@ -1,22 +1,13 @@
--- The entry point, after the helpers and the six algorithms above it in the same script: runs the rules of one
--- request at one instant, all or nothing, as evaluateRules + committed in packages/core/src/store.ts, and writes
--- every changed key with its expiry in this same call.
+-- The entry point, after the helpers, the algorithms this script was built for and their ALGORITHMS table (see
+-- src/script.ts): runs the rules of one request at one instant, all or nothing, as evaluateRules + committed in
+-- packages/core/src/store.ts, and writes every changed key with its expiry in this same call.
 --
 -- KEYS: one key per rule.
 -- ARGV: mode ('charge' | 'peek' | 'refund'), now (ms; '' = the Redis server's TIME), extra ttl ms (explicit now
 --       only), cost, then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator.
 -- Returns per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. Redis would
 -- truncate a fraction in a reply, so every number returned is a whole one.
--- A stored value is 'expires_at field field ...' in integers: the state, and when it becomes a new key's state.
-
-local ALGORITHMS = {
-  fw = { step = fixed_window, refund = fixed_window_refund, codec = fixed_window_codec },
-  sl = { step = sliding_log, refund = sliding_log_refund, codec = sliding_log_codec },
-  sw = { step = sliding_window, refund = sliding_window_refund, codec = sliding_window_codec },
-  tb = { step = token_bucket, refund = token_bucket_refund, codec = token_bucket_codec },
-  lb = { step = leaky_bucket, refund = leaky_bucket_refund, codec = leaky_bucket_codec },
-  lq = { step = leaky_queue, refund = leaky_queue_refund, codec = leaky_queue_codec },
-}
+-- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
 local mode = ARGV[1]
 local now
@@ -31,15 +22,14 @@ end
 local extra_ttl_ms = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 
+-- As MemoryStore: a state past its expiry is a new key's state (the real TTL may lag by up to extra_ttl_ms). A value
+-- this algorithm cannot decode (the decimal text earlier builds wrote) is no state either: that key starts afresh.
 local function read(key, algorithm)
   local value = redis.call('GET', key)
   if not value then return nil end
-  local fields = {}
-  for field in string.gmatch(value, '%S+') do fields[#fields + 1] = tonumber(field) end
-  -- As MemoryStore: a state past its expiry is a new key's state (the real TTL may lag by up to extra_ttl_ms).
-  if fields[1] <= now then return nil end
-  table.remove(fields, 1)
-  return algorithm.codec.decode(fields)
+  local decoded, expires_at, state = pcall(algorithm.decode, value)
+  if not decoded or expires_at <= now then return nil end
+  return state
 end
 
 local function write(key, algorithm, state, reset_ms)
@@ -47,14 +37,13 @@ local function write(key, algorithm, state, reset_ms)
     redis.call('DEL', key)
     return
   end
-  -- '%.0f' writes every digit of an integer; tostring would round to 14 significant digits.
-  local parts = { string.format('%.0f', now + reset_ms) }
-  for _, n in ipairs(algorithm.codec.encode(state)) do parts[#parts + 1] = string.format('%.0f', n) end
-  redis.call('SET', key, table.concat(parts, ' '), 'PX', string.format('%.0f', reset_ms + extra_ttl_ms))
+  -- '%.0f' writes every digit of an integer; Redis before 7 sends a number argument with only 14 digits.
+  local value = algorithm.encode(now + reset_ms, state)
+  redis.call('SET', key, value, 'PX', string.format('%.0f', reset_ms + extra_ttl_ms))
 end
 
+-- Per rule: its parameters as the algorithms read them (p), its algorithm, its key's state and then its step.
 local rules = {}
-local states = {}
 for i = 1, #KEYS do
   local at = 4 + (i - 1) * 5
   local algorithm = ALGORITHMS[ARGV[at + 1]]
@@ -64,20 +53,20 @@ for i = 1, #KEYS do
     window_ms = tonumber(ARGV[at + 3]),
     rate_numerator = tonumber(ARGV[at + 4]),
     rate_denominator = tonumber(ARGV[at + 5]),
+    state = read(KEYS[i], algorithm),
+    step = nil,
   }
-  states[i] = read(KEYS[i], algorithm)
 end
 
-local steps = {}
 if mode == 'refund' then
   -- As MemoryStore.refund: each key on its own; a key with nothing left is not written.
   for i = 1, #KEYS do
     local rule = rules[i]
-    if states[i] == nil then
-      steps[i] = rule.algorithm.step(nil, now, 1, rule, false)
+    if rule.state == nil then
+      rule.step = rule.algorithm.step(nil, now, 1, rule, false)
     else
-      steps[i] = rule.algorithm.refund(states[i], now, cost, rule)
-      write(KEYS[i], rule.algorithm, steps[i].state, steps[i].reset_ms)
+      rule.step = rule.algorithm.refund(rule.state, now, cost, rule)
+      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
     end
   end
 else
@@ -85,30 +74,33 @@ else
   local rejected = false
   for i = 1, #KEYS do
     local rule = rules[i]
-    steps[i] = rule.algorithm.step(states[i], now, cost, rule, charge)
-    if not steps[i].allowed then rejected = true end
+    rule.step = rule.algorithm.step(rule.state, now, cost, rule, charge)
+    if not rule.step.allowed then rejected = true end
   end
   if rejected and charge then
     -- Nothing is charged, so the rules that would have admitted report their uncharged view.
     for i = 1, #KEYS do
-      if steps[i].allowed then steps[i] = rules[i].algorithm.step(states[i], now, cost, rules[i], false) end
+      local rule = rules[i]
+      if rule.step.allowed then rule.step = rule.algorithm.step(rule.state, now, cost, rule, false) end
     end
   elseif charge then
-    for i = 1, #KEYS do write(KEYS[i], rules[i].algorithm, steps[i].state, steps[i].reset_ms) end
+    for i = 1, #KEYS do
+      local rule = rules[i]
+      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
+    end
   end
 end
 
 local reply = {}
 for i = 1, #KEYS do
-  local step = steps[i]
-  local allowed = 0
-  if step.allowed then allowed = 1 end
-  local retry_after_ms = step.retry_after_ms
-  if retry_after_ms == INFINITY then retry_after_ms = -1 end
-  reply[#reply + 1] = allowed
-  reply[#reply + 1] = step.remaining
-  reply[#reply + 1] = step.reset_ms
-  reply[#reply + 1] = retry_after_ms
-  reply[#reply + 1] = step.delay_ms
+  local step = rules[i].step
+  local at = (i - 1) * 5
+  reply[at + 1] = 0
+  if step.allowed then reply[at + 1] = 1 end
+  reply[at + 2] = step.remaining
+  reply[at + 3] = step.reset_ms
+  reply[at + 4] = step.retry_after_ms
+  if step.retry_after_ms == INFINITY then reply[at + 4] = -1 end
+  reply[at + 5] = step.delay_ms
 end
 return reply

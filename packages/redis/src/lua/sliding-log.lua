@@ -77,22 +77,20 @@ local function sliding_log_refund(state, now, cost, p)
   return sliding_log(nil, now, 1, p, false)
 end
 
-local sliding_log_codec = {
-  decode = function(f)
-    local times = {}
-    local costs = {}
-    for i = 1, #f, 2 do
-      times[#times + 1] = f[i]
-      costs[#costs + 1] = f[i + 1]
-    end
-    return { times = times, costs = costs }
-  end,
-  encode = function(s)
-    local f = {}
-    for i = 1, #s.times do
-      f[#f + 1] = s.times[i]
-      f[#f + 1] = s.costs[i]
-    end
-    return f
-  end,
-}
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then each entry's time
+-- and cost, oldest first.
+local function sliding_log_decode(value)
+  local expires_at, at = struct.unpack('<d', value)
+  local times = {}
+  local costs = {}
+  for i = 1, (#value - 8) / 16 do
+    times[i], costs[i], at = struct.unpack('<dd', value, at)
+  end
+  return expires_at, { times = times, costs = costs }
+end
+
+local function sliding_log_encode(expires_at, state)
+  local parts = { struct.pack('<d', expires_at) }
+  for i = 1, #state.times do parts[i + 1] = struct.pack('<dd', state.times[i], state.costs[i]) end
+  return table.concat(parts)
+end

@@ -62,7 +62,13 @@ local function sliding_window_refund(state, now, cost, p)
   return sliding_window(next, now, 1, p, false)
 end
 
-local sliding_window_codec = {
-  decode = function(f) return { window_start = f[1], previous = f[2], current = f[3] } end,
-  encode = function(s) return { s.window_start, s.previous, s.current } end,
-}
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then
+-- window_start, previous, current.
+local function sliding_window_decode(value)
+  local expires_at, window_start, previous, current = struct.unpack('<dddd', value)
+  return expires_at, { window_start = window_start, previous = previous, current = current }
+end
+
+local function sliding_window_encode(expires_at, state)
+  return struct.pack('<dddd', expires_at, state.window_start, state.previous, state.current)
+end

@@ -30,7 +30,12 @@ local function token_bucket_refund(state, now, cost, p)
   return token_bucket(next, now, 1, p, false)
 end
 
-local token_bucket_codec = {
-  decode = function(f) return { tokens = f[1], updated_at = f[2] } end,
-  encode = function(s) return { s.tokens, s.updated_at } end,
-}
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then tokens, updated_at.
+local function token_bucket_decode(value)
+  local expires_at, tokens, updated_at = struct.unpack('<ddd', value)
+  return expires_at, { tokens = tokens, updated_at = updated_at }
+end
+
+local function token_bucket_encode(expires_at, state)
+  return struct.pack('<ddd', expires_at, state.tokens, state.updated_at)
+end
