@@ -334,13 +334,22 @@ export class RedisStore implements Store {
   }
 
   /** One EVALSHA for all the rules, or on a Cluster one per slot, with refunds when a slot rejects. */
-  private async evaluate(
+  private evaluate(
     rules: readonly CompiledRule[],
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
   ): Promise<readonly Outcome[]> {
     if (!this.cluster || rules.length === 1) return this.run(rules, redisKeys, cost, mode)
+    return this.evaluateBySlot(rules, redisKeys, cost, mode)
+  }
+
+  private async evaluateBySlot(
+    rules: readonly CompiledRule[],
+    redisKeys: readonly string[],
+    cost: number,
+    mode: Mode,
+  ): Promise<readonly Outcome[]> {
     const groups = groupBySlot(redisKeys)
     if (groups.length === 1) return this.run(rules, redisKeys, cost, mode)
     const outcomes: Outcome[] = new Array(rules.length)
@@ -385,25 +394,22 @@ export class RedisStore implements Store {
    * One EVALSHA of the script with exactly these rules' algorithms; after a Redis restart or SCRIPT FLUSH, one EVAL
    * that loads that script again and runs it.
    */
-  private async run(
+  private run(
     rules: readonly CompiledRule[],
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
   ): Promise<Outcome[]> {
     const { script, ruleArgs } = planFor(rules)
-    const args: (string | number)[] = [...redisKeys, mode]
-    if (this.clock === undefined) args.push('', 0, cost)
-    else args.push(Math.floor(this.clock()), EXPLICIT_CLOCK_TTL_SLACK_MS, cost)
-    for (const arg of ruleArgs) args.push(arg)
-    let reply: unknown
-    try {
-      reply = await this.client.evalsha(script.sha, redisKeys.length, ...args)
-    } catch (error) {
+    const args: (string | number)[] = redisKeys.slice()
+    if (this.clock === undefined) args.push(mode, '', 0, cost)
+    else args.push(mode, Math.floor(this.clock()), EXPLICIT_CLOCK_TTL_SLACK_MS, cost)
+    for (let i = 0; i < ruleArgs.length; i++) args.push(ruleArgs[i] as string)
+    const parse = (reply: unknown) => parseReply(reply, rules.length)
+    return this.client.evalsha(script.sha, redisKeys.length, ...args).then(parse, (error: unknown) => {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
-      reply = await this.client.eval(script.source, redisKeys.length, ...args)
-    }
-    return parseReply(reply, rules.length)
+      return this.client.eval(script.source, redisKeys.length, ...args).then(parse)
+    })
   }
 
   /** Runs `work` on Redis within the timeout, unless Redis is known to be away; false when it was not done. */
@@ -494,6 +500,8 @@ export class RedisStore implements Store {
   }
 
   private knownRejection(rejectionKey: string, cost: number): readonly Outcome[] | undefined {
+    // Most of the time nothing is rejected: then a key is not even hashed.
+    if (this.rejected.size === 0) return undefined
     const known = this.rejected.get(rejectionKey)
     if (known === undefined) return undefined
     const now = this.now()
@@ -514,7 +522,7 @@ export class RedisStore implements Store {
     let wait = 0
     for (const outcome of outcomes) if (!outcome.allowed) wait = Math.max(wait, outcome.retryAfterMs)
     // A fresh answer replaces what was known; an admitted one (for example a smaller cost) ends the rejection.
-    this.rejected.delete(rejectionKey)
+    if (this.rejected.size > 0) this.rejected.delete(rejectionKey)
     if (wait <= 0 || !Number.isFinite(wait)) return
     if (this.rejected.size >= this.shortCircuitMaxKeys) {
       const oldest = this.rejected.keys().next()
