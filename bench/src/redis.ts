@@ -20,10 +20,11 @@ import {
   ratio,
   type Summary,
   settings,
+  summarize,
   type Table,
   type TargetCheck,
 } from './harness'
-import { type RedisServer, startRedis } from './redis-env'
+import { commandStats, type RedisServer, startRedis, statsBetween } from './redis-env'
 
 export const IN_FLIGHT = [1, 16, 64] as const
 const SLUICE_ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window']
@@ -181,7 +182,11 @@ export async function runRedis(): Promise<PartResult> {
       ]
       await Promise.all(clients.map((client) => client.ping()))
       const errorsBefore = await unexpectedErrors(admin)
-      const results = await alternate(contenders, rounds)
+      const redisMicros = new Map<string, number[]>()
+      const results = await alternate(
+        contenders.map((c) => withRedisTime(c, admin, redisMicros)),
+        rounds,
+      )
       const errors = (await unexpectedErrors(admin)) - errorsBefore
       if (errors > 0)
         throw new Error(
@@ -189,7 +194,8 @@ export async function runRedis(): Promise<PartResult> {
         )
       for (const { name } of contenders) {
         const s = pick(results, name)
-        rateRows.push([inFlight, name, s.median, s.min, s.max])
+        const micros = summarize((redisMicros.get(name) ?? [0]).slice(rounds.warmup)).median
+        rateRows.push([inFlight, name, s.median, s.min, s.max, micros])
       }
       const peers = PEERS.map((name) => ({ name, summary: pick(results, name) }))
       const best = peers.reduce((a, b) => (b.summary.median > a.summary.median ? b : a))
@@ -232,6 +238,7 @@ export async function runRedis(): Promise<PartResult> {
         { header: 'median /s', kind: 'rate' },
         { header: 'min /s', kind: 'rate' },
         { header: 'max /s', kind: 'rate' },
+        { header: 'µs in Redis per script call', kind: 'micros' },
       ],
       rows: rateRows,
     },
@@ -258,10 +265,35 @@ export async function runRedis(): Promise<PartResult> {
       'local fallback. rate-limiter-flexible: `RateLimiterRedis.consume`; express-rate-limit: rate-limit-redis ' +
       '`RedisStore.increment` over ioredis `call`. Ceiling: redis-benchmark sending the very EVALSHA Sluice sends ' +
       '(read with MONITOR: same script, same arguments, the key from `-r 10000`), on one connection with 1, 16 or 64 ' +
-      'pipelined (`-c 1 -P n`). The run fails if Redis answered any error. On 2 cores, redis-server and the client ' +
+      'pipelined (`-c 1 -P n`). The run fails if Redis answered any error. "µs in Redis per script call" is the ' +
+      'usec of EVALSHA (and EVAL) in INFO commandstats over each round, per call: Redis runs one script at a time, ' +
+      'so 1 / that time bounds the decisions one Redis server can make. On 2 cores, redis-server and the client ' +
       'process (or redis-benchmark) each have about one.',
     tables,
     targets,
+  }
+}
+
+/**
+ * Wraps a contender so that each round also records the time Redis spent per script call (EVALSHA, or EVAL after
+ * a NOSCRIPT) from INFO commandstats: Redis runs one script at a time, so this bounds what one server can decide.
+ */
+function withRedisTime(contender: Contender, admin: Redis, micros: Map<string, number[]>): Contender {
+  return {
+    name: contender.name,
+    measure: async () => {
+      const before = await commandStats(admin)
+      const rate = await contender.measure()
+      const delta = statsBetween(before, await commandStats(admin))
+      let calls = 0
+      let usec = 0
+      for (const command of ['evalsha', 'eval']) {
+        calls += delta.get(command)?.calls ?? 0
+        usec += delta.get(command)?.usec ?? 0
+      }
+      micros.set(contender.name, [...(micros.get(contender.name) ?? []), calls > 0 ? usec / calls : 0])
+      return rate
+    },
   }
 }
 
