@@ -36,15 +36,43 @@ export class Deadlines {
       // Both handlers stay attached, so a reply or an error that arrives after the deadline is absorbed here.
       work().then(
         (value) => {
-          call.settled = true
+          this.settle(call)
           resolve(value)
         },
         (error: unknown) => {
-          call.settled = true
+          this.settle(call)
           reject(error)
         },
       )
     })
+  }
+
+  /**
+   * Marks a call settled and forgets the settled calls at the head of the line. Replies on one connection come in
+   * the order of the commands, so the call that settles is nearly always the head: the line holds only the calls in
+   * flight, not every call of the last `timeoutMs`.
+   */
+  private settle(call: Pending): void {
+    call.settled = true
+    const { pending } = this
+    if (pending[this.head] !== call) return
+    do {
+      pending[this.head] = undefined
+      this.head++
+    } while (this.head < pending.length && (pending[this.head] as Pending).settled)
+    this.compact()
+  }
+
+  /** Drops the forgotten slots before the head, once they are most of the line. */
+  private compact(): void {
+    const { pending } = this
+    if (this.head === pending.length) {
+      pending.length = 0
+      this.head = 0
+    } else if (this.head > 1024 && this.head * 2 > pending.length) {
+      pending.splice(0, this.head)
+      this.head = 0
+    }
   }
 
   private arm(delayMs: number): void {
@@ -67,15 +95,8 @@ export class Deadlines {
       pending[this.head] = undefined
       this.head++
     }
-    if (this.head === pending.length) {
-      pending.length = 0
-      this.head = 0
-      return
-    }
-    if (this.head > 1024 && this.head * 2 > pending.length) {
-      pending.splice(0, this.head)
-      this.head = 0
-    }
+    this.compact()
+    if (this.head === pending.length) return
     this.arm(Math.max(1, Math.ceil((pending[this.head] as Pending).expiresAt - now)))
   }
 }

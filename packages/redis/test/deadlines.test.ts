@@ -80,3 +80,27 @@ test('ten thousand calls that settle in time set one timer per timeout, not one 
   await jest.advanceTimersByTimeAsync(200)
   expect(jest.getTimerCount()).toBe(0)
 })
+
+test('calls that settle out of order each keep their own deadline', async () => {
+  const deadlines = new Deadlines(100)
+  const slow = pending<string>()
+  const quick = pending<string>()
+  const later = pending<string>()
+  const settle = (promise: Promise<string>) =>
+    promise.then(
+      (value) => `ok ${value}`,
+      (error: Error) => error.message,
+    )
+  const first = settle(deadlines.run(() => slow.promise))
+  await jest.advanceTimersByTimeAsync(10)
+  const second = settle(deadlines.run(() => quick.promise))
+  await jest.advanceTimersByTimeAsync(10)
+  const third = settle(deadlines.run(() => later.promise))
+  quick.resolve('second') // settles while the call before it still waits
+  await jest.advanceTimersByTimeAsync(80)
+  expect(await first).toBe('Redis did not answer within 100 ms')
+  expect(await second).toBe('ok second')
+  await jest.advanceTimersByTimeAsync(15)
+  later.resolve('third') // 95 ms after it started: in time
+  expect(await third).toBe('ok third')
+})
