@@ -555,21 +555,25 @@ function pick<T>(items: readonly T[], indexes: readonly number[]): T[] {
 }
 
 function parseReply(reply: unknown, rules: number): Outcome[] {
-  if (!Array.isArray(reply) || reply.length !== rules * FIELDS_PER_RULE) {
-    throw new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
-  }
+  if (!Array.isArray(reply) || reply.length !== rules) throw unexpected(reply)
   const outcomes: Outcome[] = []
-  for (let i = 0; i < reply.length; i += FIELDS_PER_RULE) {
-    const retryAfterMs = Number(reply[i + 3])
+  for (let i = 0; i < rules; i++) {
+    const fields: unknown = reply[i]
+    if (!Array.isArray(fields) || fields.length !== FIELDS_PER_RULE) throw unexpected(reply)
+    const retryAfterMs = Number(fields[3])
     outcomes.push({
-      allowed: reply[i] === 1,
-      remaining: Number(reply[i + 1]),
-      resetMs: Number(reply[i + 2]),
+      allowed: fields[0] === 1,
+      remaining: Number(fields[1]),
+      resetMs: Number(fields[2]),
       retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
-      delayMs: Number(reply[i + 4]),
+      delayMs: Number(fields[4]),
     })
   }
   return outcomes
+}
+
+function unexpected(reply: unknown): Error {
+  return new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
 }
 
 function message(error: unknown): string {

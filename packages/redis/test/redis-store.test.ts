@@ -255,6 +255,16 @@ describe('stored values', () => {
     }
   })
 
+  test.each([1e13, 2e14])('a %d ms window: the key lives exactly until the window ends', async (window) => {
+    // TTLs of 10^14 ms and more go to Redis as text, smaller ones as Lua numbers: both must keep every digit.
+    const limiter = createLimiter({ algorithm: 'fixed-window', limit: 5, window, store: new RedisStore({ client }) })
+    const decision = await limiter.consume('long')
+    const ttl = await client.pttl(redisKey(limiter.rules[0] as CompiledRule, 'long'))
+    expect(decision.resetMs).toBeGreaterThan(window / 2)
+    expect(ttl).toBeLessThanOrEqual(decision.resetMs + 2)
+    expect(ttl).toBeGreaterThan(decision.resetMs - 50)
+  })
+
   test('a value written as text by an older version reads as a new key, never as an error', async () => {
     const store = new RedisStore({ client, onError: 'closed' })
     const limiter = createLimiter({ algorithm: 'sliding-window', limit: 5, window: '1m', store })

@@ -5,8 +5,8 @@
 -- KEYS: one key per rule.
 -- ARGV: mode ('charge' | 'peek' | 'refund'), now (ms; '' = the Redis server's TIME), extra ttl ms (explicit now
 --       only), cost, then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator.
--- Returns per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. Redis would
--- truncate a fraction in a reply, so every number returned is a whole one.
+-- Returns one array per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. Redis
+-- would truncate a fraction in a reply, so every number returned is a whole one.
 -- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
 local mode = ARGV[1]
@@ -37,9 +37,12 @@ local function write(key, algorithm, state, reset_ms)
     redis.call('DEL', key)
     return
   end
-  -- '%.0f' writes every digit of an integer; Redis before 7 sends a number argument with only 14 digits.
   local value = algorithm.encode(now + reset_ms, state)
-  redis.call('SET', key, value, 'PX', string.format('%.0f', reset_ms + extra_ttl_ms))
+  -- Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole number
+  -- below 10^14 ms (3 000 years) goes as it is, which spares a string.format on every write.
+  local ttl_ms = reset_ms + extra_ttl_ms
+  if ttl_ms >= 1e14 then ttl_ms = string.format('%.0f', ttl_ms) end
+  redis.call('SET', key, value, 'PX', ttl_ms)
 end
 
 -- Per rule: its parameters as the algorithms read them (p), its algorithm, its key's state and then its step.
@@ -94,13 +97,9 @@ end
 local reply = {}
 for i = 1, #KEYS do
   local step = rules[i].step
-  local at = (i - 1) * 5
-  reply[at + 1] = 0
-  if step.allowed then reply[at + 1] = 1 end
-  reply[at + 2] = step.remaining
-  reply[at + 3] = step.reset_ms
-  reply[at + 4] = step.retry_after_ms
-  if step.retry_after_ms == INFINITY then reply[at + 4] = -1 end
-  reply[at + 5] = step.delay_ms
+  local allowed, retry_after_ms = 0, step.retry_after_ms
+  if step.allowed then allowed = 1 end
+  if retry_after_ms == INFINITY then retry_after_ms = -1 end
+  reply[i] = { allowed, step.remaining, step.reset_ms, retry_after_ms, step.delay_ms }
 end
 return reply
