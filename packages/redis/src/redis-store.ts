@@ -405,11 +405,14 @@ export class RedisStore implements Store {
     if (this.clock === undefined) args.push(mode, '', 0, cost)
     else args.push(mode, Math.floor(this.clock()), EXPLICIT_CLOCK_TTL_SLACK_MS, cost)
     for (let i = 0; i < ruleArgs.length; i++) args.push(ruleArgs[i] as string)
-    const parse = (reply: unknown) => parseReply(reply, rules.length)
-    return this.client.evalsha(script.sha, redisKeys.length, ...args).then(parse, (error: unknown) => {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
-      return this.client.eval(script.source, redisKeys.length, ...args).then(parse)
-    })
+    const count = rules.length
+    return this.client.evalsha(script.sha, redisKeys.length, ...args).then(
+      (reply) => parseReply(reply, count),
+      (error: unknown) => {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+        return this.client.eval(script.source, redisKeys.length, ...args).then((reply) => parseReply(reply, count))
+      },
+    )
   }
 
   /** Runs `work` on Redis within the timeout, unless Redis is known to be away; false when it was not done. */
