@@ -17,7 +17,12 @@ export class InvalidOptionError extends TypeError {
   }
 }
 
-/** A short description of a received value for error messages. */
+/**
+ * A short description of a received value, for the "(got ...)" of an error message.
+ *
+ * @example
+ * throw new InvalidOptionError('timeout', `must be a positive number (got ${describe(options.timeout)})`)
+ */
 export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value)
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) {

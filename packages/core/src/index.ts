@@ -1,6 +1,6 @@
 export * from './algorithms'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
-export { InvalidOptionError, StoreUnavailableError } from './errors'
+export { describe as describeValue, InvalidOptionError, StoreUnavailableError } from './errors'
 export * from './http'
 export {
   createLimiter,

@@ -1,6 +1,7 @@
 import {
   algorithms,
   type CompiledRule,
+  describeValue as describe,
   InvalidOptionError,
   MemoryStore,
   type Outcome,
@@ -581,14 +582,4 @@ function unexpected(reply: unknown): Error {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) {
-    return String(value)
-  }
-  if (typeof value === 'function') return 'a function'
-  if (Array.isArray(value)) return 'an array'
-  return typeof value
 }
