@@ -2,12 +2,10 @@
 // rejected under the local short-circuit; the peers beside them for reference.
 import { createLimiter, type Limiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import type { Options as ExpressRateLimitOptions } from 'express-rate-limit'
 import Redis from 'ioredis'
-import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis'
 import { RateLimiterRedis } from 'rate-limiter-flexible'
 import { exactly, mark, type PartResult, settings, type TargetCheck } from './harness'
-import { commandStats, startRedis, statsBetween } from './redis-env'
+import { commandStats, rateLimitRedisStore, startRedis, statsBetween } from './redis-env'
 
 interface Case {
   readonly name: string
@@ -36,11 +34,7 @@ function cases(connect: () => Redis): Case[] {
   const flexible = new RateLimiterRedis({ storeClient: connect(), points: 1000, duration: 60, keyPrefix: 'a' })
   const flexibleRejecting = new RateLimiterRedis({ storeClient: connect(), points: 1, duration: 60, keyPrefix: 'b' })
   const client = connect()
-  const rateLimitRedis = new RateLimitRedisStore({
-    sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<RedisReply>,
-    prefix: 'rl:',
-  })
-  rateLimitRedis.init({ windowMs: 60_000 } as ExpressRateLimitOptions)
+  const rateLimitRedis = rateLimitRedisStore(client, 60_000)
   return [
     {
       name: 'sluice, one rule',

@@ -11,6 +11,7 @@ import {
   opsPerSecond,
   type PartResult,
   pick,
+  RATE_COLUMNS,
   RATIO_COLUMNS,
   ratio,
   settings,
@@ -147,13 +148,7 @@ export async function runCore(): Promise<PartResult> {
     stop()
     tables.push({
       title: `Decisions per second, ${label}`,
-      columns: [
-        { header: 'contender', kind: 'text' },
-        { header: 'median /s', kind: 'rate' },
-        { header: 'min /s', kind: 'rate' },
-        { header: 'max /s', kind: 'rate' },
-        { header: 'ns/call', kind: 'micros' },
-      ],
+      columns: [{ header: 'contender', kind: 'text' }, ...RATE_COLUMNS, { header: 'ns/call', kind: 'micros' }],
       rows: all.map(({ name }) => {
         const s = pick(results, name)
         return [name, s.median, s.min, s.max, 1e9 / s.median]

@@ -226,6 +226,13 @@ export function renderTable(table: Table): string {
   )
 }
 
+/** The rate columns every part uses: the median, min and max over the rounds. */
+export const RATE_COLUMNS: readonly Column[] = [
+  { header: 'median /s', kind: 'rate' },
+  { header: 'min /s', kind: 'rate' },
+  { header: 'max /s', kind: 'rate' },
+]
+
 /** The ratio columns every part uses: the ratio's median, min and max over the rounds, its target and the mark. */
 export const RATIO_COLUMNS: readonly Column[] = [
   { header: 'median', kind: 'ratio' },

@@ -10,6 +10,7 @@ import {
   mark,
   type PartResult,
   pick,
+  RATE_COLUMNS,
   RATIO_COLUMNS,
   ratio,
   settings,
@@ -167,9 +168,7 @@ export async function runHttp(): Promise<PartResult> {
       columns: [
         { header: 'framework', kind: 'text' },
         { header: 'server', kind: 'text' },
-        { header: 'median /s', kind: 'rate' },
-        { header: 'min /s', kind: 'rate' },
-        { header: 'max /s', kind: 'rate' },
+        ...RATE_COLUMNS,
         { header: 'server CPU µs/req', kind: 'micros' },
         { header: 'most rejected', kind: 'share' },
       ],

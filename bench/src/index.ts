@@ -28,10 +28,10 @@ export interface Machine {
   readonly redis: string
 }
 
-export function machine(redisVersion: string): Machine {
+export function machine(redisVersion: string, startedAt = new Date()): Machine {
   const list = cpus()
   return {
-    date: new Date().toISOString(),
+    date: startedAt.toISOString(),
     cpu: list[0]?.model.trim() ?? 'unknown',
     cores: list.length,
     node: process.version,
@@ -55,7 +55,7 @@ export function renderReport(host: Machine, parts: readonly PartResult[], notes 
   return [
     '# Sluice benchmarks',
     '',
-    `Run ${host.date} on ${host.cpu} (${host.cores} cores), Node ${host.node}, Redis ${host.redis}.`,
+    `Run started ${host.date} on ${host.cpu} (${host.cores} cores), Node ${host.node}, Redis ${host.redis}.`,
     'Produced by `npm run bench` (see bench/src); every figure is the median of alternating rounds after a warm-up,',
     'with the min and max of those rounds. Ratios are paired per round, then summarized.',
     '',
@@ -75,6 +75,7 @@ export function renderReport(host: Machine, parts: readonly PartResult[], notes 
 async function main(): Promise<void> {
   const onlyArg = process.argv.find((arg) => arg.startsWith('--only='))
   const only = onlyArg?.slice('--only='.length).split(',')
+  const startedAt = new Date()
   const results: PartResult[] = []
   for (const [name, run] of Object.entries(PARTS)) {
     if (only !== undefined && !only.includes(name)) continue
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
     for (const table of result.tables) console.log(`${renderTable(table)}\n`)
   }
   const notes = readFileSync(join(__dirname, 'analysis.md'), 'utf8')
-  const report = renderReport(machine(redisVersion()), results, notes)
+  const report = renderReport(machine(redisVersion(), startedAt), results, notes)
   // The header and the targets with their marks: everything before the first part.
   console.log(`\n${report.slice(0, report.indexOf('\n## '))}`)
   if (!settings.tiny && only === undefined) {

@@ -1,7 +1,9 @@
 // What the Redis parts share: a private redis-server (through the test infrastructure in scripts/), its version,
 // and INFO commandstats read as numbers.
 import { spawnSync } from 'node:child_process'
+import type { Options as ExpressRateLimitOptions } from 'express-rate-limit'
 import type { Redis } from 'ioredis'
+import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis'
 
 export { type RedisServer, startRedis } from '../../scripts/redis-server'
 
@@ -40,4 +42,14 @@ export function statsBetween(
     if (calls > 0 && command !== 'info') delta.set(command, { calls, usec })
   }
   return delta
+}
+
+/** express-rate-limit's Redis store (rate-limit-redis) over an ioredis client, initialized for `windowMs`. */
+export function rateLimitRedisStore(client: Redis, windowMs: number): RateLimitRedisStore {
+  const store = new RateLimitRedisStore({
+    sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<RedisReply>,
+    prefix: 'rl:',
+  })
+  store.init({ windowMs } as ExpressRateLimitOptions)
+  return store
 }

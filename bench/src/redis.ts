@@ -4,9 +4,7 @@
 import { spawn } from 'node:child_process'
 import { type AlgorithmName, createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import type { Options as ExpressRateLimitOptions } from 'express-rate-limit'
 import Redis from 'ioredis'
-import { RedisStore as RateLimitRedisStore, type RedisReply } from 'rate-limit-redis'
 import { RateLimiterRedis } from 'rate-limiter-flexible'
 import {
   alternate,
@@ -16,6 +14,7 @@ import {
   mark,
   type PartResult,
   pick,
+  RATE_COLUMNS,
   RATIO_COLUMNS,
   ratio,
   type Summary,
@@ -24,7 +23,7 @@ import {
   type Table,
   type TargetCheck,
 } from './harness'
-import { commandStats, type RedisServer, startRedis, statsBetween } from './redis-env'
+import { commandStats, type RedisServer, rateLimitRedisStore, startRedis, statsBetween } from './redis-env'
 
 export const IN_FLIGHT = [1, 16, 64] as const
 const SLUICE_ALGORITHMS: readonly AlgorithmName[] = ['fixed-window', 'sliding-window']
@@ -114,11 +113,7 @@ async function peerContenders(connections: Connections, inFlight: number, durati
     keyPrefix: 'rlflx',
   })
   const client = connections.connect()
-  const rateLimitRedis = new RateLimitRedisStore({
-    sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as Promise<RedisReply>,
-    prefix: 'rl:',
-  })
-  rateLimitRedis.init({ windowMs: WINDOW_MS } as ExpressRateLimitOptions)
+  const rateLimitRedis = rateLimitRedisStore(client, WINDOW_MS)
   return [
     {
       name: PEERS[0],
@@ -235,9 +230,7 @@ export async function runRedis(): Promise<PartResult> {
       columns: [
         { header: 'in flight', kind: 'count' },
         { header: 'contender', kind: 'text' },
-        { header: 'median /s', kind: 'rate' },
-        { header: 'min /s', kind: 'rate' },
-        { header: 'max /s', kind: 'rate' },
+        ...RATE_COLUMNS,
         { header: 'µs in Redis per script call', kind: 'micros' },
       ],
       rows: rateRows,
