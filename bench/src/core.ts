@@ -195,7 +195,7 @@ export async function runCore(): Promise<PartResult> {
       'contender happens to be running; CPU time does not. ' +
       `${rounds.warmup} warm-up rounds, then ${rounds.rounds} measured, alternating (A B C, then C B A). ` +
       'Every limiter allows, per key and per day, 1e8 (one hot key) or 1e6 (10 000 keys): nothing is rejected, ' +
-      'and buckets refill more slowly than their keys are hit, so they drain and their state never expires and is ' +
+      'and buckets refill more slowly than their keys are hit, so they drain: their state never expires, so it is never ' +
       'recreated. Sluice: ' +
       '`createLimiter({ algorithm, limit, window, store: new MemoryStore() }).consume(key)`; ' +
       'rate-limiter-flexible: `RateLimiterMemory.consume(key)`; express-rate-limit: `MemoryStore.increment(key)` ' +
