@@ -204,6 +204,11 @@ function isCost(cost: unknown): cost is number {
   return typeof cost === 'number' && Number.isSafeInteger(cost) && cost > 0
 }
 
+/** A cost given per call is checked where it arrives: a clear error, never a wrong decision. */
+function checkCost(cost: unknown): void {
+  if (!isCost(cost)) throw new TypeError(`sluice: cost must be a positive whole number (got ${describe(cost)})`)
+}
+
 class RuleLimiter implements Limiter {
   private readonly queueRules: readonly CompiledRule[] | undefined
   private readonly stacked: boolean
@@ -234,7 +239,7 @@ class RuleLimiter implements Limiter {
 
   async refund(key: string | readonly string[], cost = this.defaultCost): Promise<void> {
     const keys = this.keysFor(key)
-    if (!isCost(cost)) throw new TypeError(`sluice: cost must be a positive whole number (got ${describe(cost)})`)
+    checkCost(cost)
     await this.store.refund(this.rules, keys, cost)
   }
 
@@ -273,7 +278,7 @@ class RuleLimiter implements Limiter {
     let keys: readonly string[]
     try {
       keys = this.keysFor(key)
-      if (!isCost(cost)) throw new TypeError(`sluice: cost must be a positive whole number (got ${describe(cost)})`)
+      checkCost(cost)
     } catch (error) {
       return Promise.reject(error)
     }
