@@ -466,7 +466,7 @@ describe('the worked quota: 500,000 a day at 10 requests a second', () => {
     ['Europe/Berlin', '2025-03-30', '2025-03-29T23:00:00Z', '14:53:20', 32_800],
     ['Europe/Berlin', '2025-10-26', '2025-10-25T22:00:00Z', '12:53:20', 40_000],
   ])(
-    '%s on %s: used up at %s local, Retry-After points at the next midnight',
+    '%s on %s (midnight at %s): used up at %s local, Retry-After points at the next midnight',
     (timeZone, date, midnight, exhaustedAt, retryAfterSeconds) => {
       const daily = compileCalendarPeriod({ period: 'day', timeZone })
       let periodStart = Number.NaN

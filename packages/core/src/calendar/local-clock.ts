@@ -61,16 +61,14 @@ export function localClock(timeZone: string): LocalClock {
   }
 
   function firstInstantReaching(target: number): number {
-    // The offset in force a day before and a day after the target each give the one instant that reads the target
-    // under that offset, if that offset still holds there. A day either side brackets every instant that can read
-    // the target (offsets stay within a day of UTC), and around a midnight a zone changes its offset at most once:
-    // the earlier of the candidates that hold is the answer, also where the target is read twice.
-    const offsetBefore = offsetMs(target - DAY_MS)
-    const offsetAfter = offsetMs(target + DAY_MS)
-    let first = Number.POSITIVE_INFINITY
-    if (wallMs(target - offsetBefore) === target) first = target - offsetBefore
-    else if (offsetAfter !== offsetBefore && wallMs(target - offsetAfter) === target) first = target - offsetAfter
-    if (first !== Number.POSITIVE_INFINITY) return first
+    // The offset in force a day before the target, and the one a day after, each give the one instant that reads
+    // the target under that offset, if the offset still holds there. A day either side brackets every instant that
+    // can read the target (offsets stay within a day of UTC), and around a midnight a zone changes its offset at
+    // most once. Where both instants hold (the clock went back over the target), the earlier one is first.
+    const early = target - offsetMs(target - DAY_MS)
+    if (wallMs(early) === target) return early
+    const late = target - offsetMs(target + DAY_MS)
+    if (late !== early && wallMs(late) === target) return late
     // No instant reads `target`: a jump forward skipped it. Find the jump: the first second whose reading is past
     // it. Offsets change on whole seconds, so the search runs on seconds (at most 18 readings over the two days).
     let before = target - DAY_MS // reads earlier than the target, by the same bound as above
