@@ -75,6 +75,7 @@ const POLICY_WINDOW_SECONDS: { readonly [period in CalendarPeriodName]: number }
 interface Located {
   /** What `at` answers, frozen: it is shared by every caller within the period. */
   readonly bounds: PeriodBounds
+  // The same two numbers again, so that the hot path reads one object.
   readonly startMs: number
   readonly endMs: number
   /** The period's first local date, on the wall axis (see local-clock.ts). */
