@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Router from '@koa/router'
-import type { CompiledRule, Decision, HttpLimitOptions, Outcome, Store } from '@sluice/core'
+import type { BindOptions, BoundStore, CompiledRule, Decision, HttpLimitOptions, Store } from '@sluice/core'
 import { rateLimit as expressRateLimit } from '@sluice/express'
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
 import { rateLimit as koaRateLimit } from '@sluice/koa'
@@ -227,28 +227,29 @@ export const frameworks: readonly Framework[] = [
 export class RecordingStore implements Store {
   readonly keys: string[] = []
   constructor(private readonly inner: Store) {}
-  apply(rules: readonly CompiledRule[], keys: readonly string[], cost: number, charge: boolean) {
-    this.keys.push(...keys)
-    return this.inner.apply(rules, keys, cost, charge)
-  }
-  refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number) {
-    return this.inner.refund(rules, keys, cost)
-  }
-  reset(rules: readonly CompiledRule[], keys: readonly string[]) {
-    return this.inner.reset(rules, keys)
+  bind(rules: readonly CompiledRule[], options?: BindOptions): BoundStore {
+    const bound = this.inner.bind(rules, options)
+    return {
+      rules,
+      apply: (keys, cost, charge) => {
+        this.keys.push(...keys)
+        return bound.apply(keys, cost, charge)
+      },
+      refund: (keys, cost) => bound.refund(keys, cost),
+      reset: (keys) => bound.reset(keys),
+    }
   }
 }
 
 /** A store whose every call fails the way a broken backend does. */
 export class FailingStore implements Store {
   constructor(private readonly error: () => Error) {}
-  apply(): Promise<readonly Outcome[]> {
-    return Promise.reject(this.error())
-  }
-  refund(): Promise<void> {
-    return Promise.reject(this.error())
-  }
-  reset(): Promise<void> {
-    return Promise.reject(this.error())
+  bind(rules: readonly CompiledRule[]): BoundStore {
+    return {
+      rules,
+      apply: (): Promise<Decision> => Promise.reject(this.error()),
+      refund: () => Promise.reject(this.error()),
+      reset: () => Promise.reject(this.error()),
+    }
   }
 }

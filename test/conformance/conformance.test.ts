@@ -363,14 +363,14 @@ const cases: Case[] = [
     name: "a failing store: 'open' admits uncounted, 'closed' answers 503, logging once per outage",
     async run(start) {
       const broken = () => new FailingStore(() => new Error('connect ECONNREFUSED 127.0.0.1:1'))
-      const open = await start({ limit: { limit: 1, window: '1m', store: broken(), onStoreError: 'open' } })
+      const open = await start({ limit: { limit: 1, window: '1m', store: broken(), onError: 'open' } })
       for (let i = 0; i < 3; i++) {
         const res = await get(open).expect(200)
         expect(decisionOf(res)).toBeNull()
         expect(res.get('ratelimit')).toBeUndefined()
       }
       expect(open.errors).toHaveLength(1)
-      const closed = await start({ limit: { limit: 1, window: '1m', store: broken(), onStoreError: 'closed' } })
+      const closed = await start({ limit: { limit: 1, window: '1m', store: broken(), onError: 'closed' } })
       for (let i = 0; i < 3; i++) {
         const res = await get(closed).expect(503)
         expect(res.body).toEqual({ error: 'rate limiter unavailable' })
@@ -397,7 +397,7 @@ const cases: Case[] = [
         })
         client.on('error', () => {})
         clients.push(client)
-        const store = new RedisStore({ client, onError, logger: { warn: () => {}, info: () => {} } })
+        const store = new RedisStore({ client, onError, logger: { warn: () => {}, error: () => {}, info: () => {} } })
         stores.push(store)
         return store
       }
@@ -421,10 +421,10 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'a store that fails closed (StoreUnavailableError) answers 503 whatever onStoreError says',
+    name: 'a store that fails closed (StoreUnavailableError) answers 503 whatever onError says',
     async run(start) {
       const store = new FailingStore(() => new StoreUnavailableError('redis is down'))
-      const app = await start({ limit: { limit: 1, window: '1m', store, onStoreError: 'open' } })
+      const app = await start({ limit: { limit: 1, window: '1m', store, onError: 'open' } })
       const res = await get(app).expect(503)
       expect(res.body).toEqual({ error: 'rate limiter unavailable' })
     },

@@ -1,13 +1,13 @@
 // The examples are part of the documentation: they must run as their READMEs say. Each app is built by the
 // example's own createApp and driven over real HTTP; the tiered one on a real redis-server, as two instances.
 import { MemoryStore } from '@sluice/core'
-import { RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import supertest from 'supertest'
 import { createApp as createExpressApp } from '../../examples/express-basic/app'
 import { createApp as createFastifyApp } from '../../examples/fastify-basic/app'
 import { createApp as createKoaApp } from '../../examples/koa-basic/app'
 import { createApp as createTieredApp } from '../../examples/tiered/app'
+import { replayStore } from '../../packages/redis/src/redis-store'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 
 const servers: { close(): unknown }[] = []
@@ -67,7 +67,7 @@ describe('tiered (on Redis, two instances)', () => {
     const client = new Redis({ host: redis.host, port: redis.port })
     clients.push(client)
     // The store's test clock stands in for Redis's TIME, so the one-minute windows cannot roll over mid-test.
-    return createTieredApp({ store: new RedisStore({ client, clock: () => NOW }) })
+    return createTieredApp({ store: replayStore({ client, clock: () => NOW }) })
   }
 
   it('shares the user, tenant and global counts between instances', async () => {

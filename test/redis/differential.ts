@@ -1,8 +1,16 @@
 // The differential check shared by the standalone and the Cluster suites: random traces replayed at the same
 // instants through a MemoryStore (the reference) and a RedisStore must give identical outcomes, op for op.
-import { type AlgorithmName, type CompiledRule, createLimiter, MemoryStore, type Outcome } from '@sluice/core'
-import { RedisStore, type RedisStoreClient } from '@sluice/redis'
+import {
+  type AlgorithmName,
+  type CompiledRule,
+  createLimiter,
+  type Decision,
+  MemoryStore,
+  type Outcome,
+} from '@sluice/core'
+import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
+import { replayStore } from '../../packages/redis/src/redis-store'
 
 type StoreAlgorithm = AlgorithmName | 'leaky-queue'
 
@@ -112,7 +120,7 @@ function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
   // The queue behind schedule() runs as its own store algorithm; a compiled rule says which one to run.
   return compiled.map((rule, i) =>
     specs[i]?.algorithm === 'leaky-queue'
-      ? { ...rule, algorithm: 'leaky-queue', algorithmCode: 'lq', keyPrefix: `${prefix}:${rule.name}:lq:` }
+      ? { ...rule, algorithm: 'leaky-queue', algorithmCode: 'lq', keySpace: `${prefix}:${rule.name}:lq:` }
       : rule,
   )
 }
@@ -136,9 +144,9 @@ function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: re
   }
 }
 
-/** The fields a store reports (MemoryStore's steps also carry the state). */
-function outcomes(list: readonly Outcome[]): Outcome[] {
-  return list.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
+/** What a store computed for each rule, from the Decision it answered (every rule's, for stacked rules). */
+function outcomes(decision: Decision): Outcome[] {
+  return (decision.rules ?? [decision]).map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
     allowed,
     remaining,
     resetMs,
@@ -163,16 +171,18 @@ export async function differential(
     const rules = compile(trace.rules, `diff${process.pid}.${traceCount++}`)
     let now = trace.start
     const clock = () => now
-    const memory = new MemoryStore({ clock })
-    const redis = new RedisStore({ client, clock, shortCircuitMaxKeys: 0, timeout: 5000 })
+    const memoryStore = new MemoryStore({ clock })
+    const redisStore = replayStore({ client, clock, shortCircuitMaxKeys: 0, timeout: 5000 })
+    const memory = memoryStore.bind(rules)
+    const redis = redisStore.bind(rules)
     let last: readonly Outcome[] = []
     for (const [step, op] of trace.ops.entries()) {
       now = advance(now, op.gap, rules, last)
       const keys = op.keys.map((k) => ODD_KEYS[k] as string)
       ops++
       if (op.kind === 'apply') {
-        const expected = outcomes(memory.apply(rules, keys, op.cost, op.charge))
-        const actual = outcomes(await redis.apply(rules, keys, op.cost, op.charge))
+        const expected = outcomes(await memory.apply(keys, op.cost, op.charge))
+        const actual = outcomes(await redis.apply(keys, op.cost, op.charge))
         if (JSON.stringify(actual) !== JSON.stringify(expected)) {
           throw new Error(
             `op ${step} at t=${now} (${JSON.stringify(op)}):\n  memory ${JSON.stringify(expected)}\n  redis  ${JSON.stringify(actual)}`,
@@ -180,22 +190,23 @@ export async function differential(
         }
         last = expected
       } else if (op.kind === 'refund') {
-        memory.refund(rules, keys, op.cost)
-        await redis.refund(rules, keys, op.cost)
+        await memory.refund(keys, op.cost)
+        await redis.refund(keys, op.cost)
       } else {
-        memory.reset(rules, keys)
-        await redis.reset(rules, keys)
+        await memory.reset(keys)
+        await redis.reset(keys)
       }
     }
-    // The final state must agree too: peek every rule alone.
+    // The final state must agree too: peek every rule alone (bound on its own, beside the stack it belongs to).
+    const alone = { logger: { warn() {}, error() {} } }
     for (const [i, rule] of rules.entries()) {
       const key = ODD_KEYS[trace.ops.at(-1)?.keys[i] ?? 0] as string
-      expect(outcomes(await redis.apply([rule], [key], 1, false))).toEqual(
-        outcomes(memory.apply([rule], [key], 1, false)),
+      expect(outcomes(await redisStore.bind([rule], alone).apply([key], 1, false))).toEqual(
+        outcomes(await memoryStore.bind([rule], alone).apply([key], 1, false)),
       )
     }
-    memory.clear()
-    redis.close()
+    memoryStore.clear()
+    redisStore.close()
   })
   await fc.assert(property, {
     numRuns: options.numRuns,

@@ -57,7 +57,7 @@ async function harness(onError: FailurePolicy): Promise<Harness> {
   }) as RedisStoreClient
   const warnings: string[] = []
   const infos: string[] = []
-  const logger = { warn: (m: string) => warnings.push(m), info: (m: string) => infos.push(m) }
+  const logger = { warn: (m: string) => warnings.push(m), error: () => {}, info: (m: string) => infos.push(m) }
   const store = new RedisStore({ client: counting, timeout: TIMEOUT_MS, onError, logger })
   const limiter = createLimiter({ algorithm: 'sliding-log', limit: LIMIT, window: '1m', store })
   // Connect and load the script before the clock matters: on a busy machine the very first call (connection,
@@ -139,7 +139,7 @@ async function timeUntilRedisDecides(h: Harness, admin: Redis): Promise<number> 
   return Number.POSITIVE_INFINITY
 }
 
-const quietLogger = { warn: () => {}, info: () => {} }
+const quietLogger = { warn: () => {}, error: () => {}, info: () => {} }
 const figures: string[] = []
 afterAll(() => {
   if (figures.length > 0) console.log(`outage figures:\n${figures.join('\n')}`)

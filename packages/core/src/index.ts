@@ -1,16 +1,20 @@
+// @sluice/core: what an application calls. What a store (or a sibling package) needs is in @sluice/core/store.
 export * from './algorithms'
+export type { Decision, RuleDecision } from './decision'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
 export { describe as describeValue, InvalidOptionError, StoreUnavailableError } from './errors'
 export * from './http'
-export {
-  createLimiter,
-  type Decision,
-  type Limiter,
-  type LimiterOptions,
-  RateLimitError,
-  type RuleDecision,
-} from './limiter'
+export { createLimiter, type Limiter, type LimiterOptions, RateLimitError } from './limiter'
+export type { Logger } from './logger'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
 export type { CompiledRule, RuleOptions } from './rules'
-export { committed, evaluateRules, type Outcome, type Store } from './store'
+export {
+  type BindOptions,
+  type BoundStore,
+  committed,
+  evaluateRules,
+  type FailurePolicy,
+  type Outcome,
+  type Store,
+} from './store'

@@ -1,5 +1,6 @@
 import type { AlgorithmName, AlgorithmParams, StoreAlgorithmName } from './algorithms'
 import { ALGORITHM_NAMES } from './algorithms'
+import { checkObject, checkOneOf, checkWholeNumber } from './checks'
 import { type Duration, parseDuration } from './duration'
 import { describe, InvalidOptionError } from './errors'
 import { gcd } from './math'
@@ -28,7 +29,7 @@ export interface RuleOptions {
  *
  * @example
  * const [rule] = createLimiter({ limit: 100, window: '1m' }).rules
- * rule.keyPrefix // 'sluice:default:sw:'
+ * rule.keySpace // 'sluice:default:sw:'
  */
 export interface CompiledRule extends AlgorithmParams {
   readonly name: string
@@ -37,8 +38,13 @@ export interface CompiledRule extends AlgorithmParams {
   readonly prefix: string
   /** A short, stable code for the algorithm, part of every store key (`fw`, `sl`, `sw`, `tb`, `lb`, `lq`). */
   readonly algorithmCode: string
-  /** `prefix:name:code:`, which the memory store puts before each key. */
-  readonly keyPrefix: string
+  /**
+   * `prefix:name:code:`: the key space this rule counts in. A store keeps the rule's state for a user key under its
+   * key space (MemoryStore: one table per key space; RedisStore: the space, escaped, before the hash-tagged key), so
+   * two rules with the same key space share their counts. It names the counter, not the limit: a rule whose `limit`
+   * or `window` changes keeps counting in the same space.
+   */
+  readonly keySpace: string
 }
 
 const ALGORITHM_CODES: { readonly [name in StoreAlgorithmName]: string } = {
@@ -62,9 +68,7 @@ export function compileRule(
   at: string,
   defaults: { algorithm: AlgorithmName; prefix: string; name: string },
 ): CompiledRule {
-  if (options === null || typeof options !== 'object') {
-    throw new InvalidOptionError(at || 'options', `must be an object (got ${describe(options)})`)
-  }
+  checkObject(options, at || 'options')
   const path = (option: string) => (at ? `${at}.${option}` : option)
   const name = options.name ?? defaults.name
   if (typeof name !== 'string' || !RULE_NAME.test(name)) {
@@ -73,17 +77,8 @@ export function compileRule(
       `must be 1 to 64 letters, digits, '_', '.' or '-' (got ${describe(name)})`,
     )
   }
-  const algorithm = options.algorithm ?? defaults.algorithm
-  if (!ALGORITHM_NAMES.includes(algorithm)) {
-    throw new InvalidOptionError(
-      path('algorithm'),
-      `must be one of ${ALGORITHM_NAMES.map((n) => `'${n}'`).join(', ')} (got ${describe(algorithm)})`,
-    )
-  }
-  const { limit } = options
-  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit <= 0) {
-    throw new InvalidOptionError(path('limit'), `must be a positive whole number (got ${describe(limit)})`)
-  }
+  const algorithm = checkOneOf(options.algorithm ?? defaults.algorithm, path('algorithm'), ALGORITHM_NAMES)
+  const limit = checkWholeNumber(options.limit, path('limit'))
   const bucket = algorithm === 'token-bucket' || algorithm === 'leaky-bucket'
   let windowMs: number
   let rateNumerator: number
@@ -141,7 +136,7 @@ function makeRule(name: string, algorithm: StoreAlgorithmName, prefix: string, p
     algorithm,
     prefix,
     algorithmCode,
-    keyPrefix: `${prefix}:${name}:${algorithmCode}:`,
+    keySpace: `${prefix}:${name}:${algorithmCode}:`,
     limit: params.limit,
     windowMs: params.windowMs,
     rateNumerator: params.rateNumerator,

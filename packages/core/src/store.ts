@@ -1,11 +1,13 @@
 import { algorithms, type Step } from './algorithms'
+import type { Decision } from './decision'
+import type { Logger } from './logger'
 import type { CompiledRule } from './rules'
 
 /**
- * What a store reports for one rule: the algorithm's verdict without the state.
+ * What a store computes for one rule: the algorithm's verdict without the state.
  *
  * @example
- * const outcomes: readonly Outcome[] = await store.apply(rules, ['user:1'], 1, true)
+ * const outcome: Outcome = { allowed: true, remaining: 4, resetMs: 60_000, retryAfterMs: 0, delayMs: 0 }
  */
 export interface Outcome {
   readonly allowed: boolean
@@ -16,44 +18,97 @@ export interface Outcome {
 }
 
 /**
- * Holds the state of every key and applies the algorithms to it atomically. `MemoryStore` is the default;
- * `RedisStore` from `@sluice/redis` shares the state between instances.
- *
- * A store applies all the rules of one request at one instant, all or nothing: when `charge` is true and every
- * rule admits, each rule's key is charged `cost`; when any rule rejects, no key changes. `keys[i]` belongs to
- * `rules[i]`. The outcomes come back in the order of the rules.
+ * What happens when a store cannot decide: `'local'` decides from a per-instance stand-in (RedisStore only),
+ * `'open'` admits, `'closed'` refuses (the HTTP adapters answer 503).
  *
  * @example
- * class LoggingStore implements Store {
+ * const policy: FailurePolicy = process.env.NODE_ENV === 'production' ? 'local' : 'closed'
+ */
+export type FailurePolicy = 'local' | 'open' | 'closed'
+
+/**
+ * What a limiter tells a store when it binds its rules.
+ *
+ * @example
+ * const bound = store.bind(rules, { logger: console })
+ */
+export interface BindOptions {
+  /** Where the store reports what it notices about this binding (another binding counting in the same key space). */
+  readonly logger?: Logger
+}
+
+/**
+ * Holds the state of every key. A limiter binds its rules once, at construction, and calls the bound store on every
+ * request: whatever depends only on the rules (plans, key prefixes, tables, scripts) is worked out in `bind`.
+ * `MemoryStore` is the default; `RedisStore` from `@sluice/redis` shares the state between instances.
+ *
+ * @example
+ * class CountingStore implements Store {
+ *   calls = 0
  *   constructor(private readonly inner: Store) {}
- *   apply(rules: readonly CompiledRule[], keys: readonly string[], cost: number, charge: boolean) {
- *     console.log('apply', keys)
- *     return this.inner.apply(rules, keys, cost, charge)
+ *   bind(rules: readonly CompiledRule[], options?: BindOptions): BoundStore {
+ *     const bound = this.inner.bind(rules, options)
+ *     return { rules, apply: (keys, cost, charge) => (this.calls++, bound.apply(keys, cost, charge)),
+ *       refund: (keys, cost) => bound.refund(keys, cost), reset: (keys) => bound.reset(keys) }
  *   }
- *   refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number) {
- *     return this.inner.refund(rules, keys, cost)
- *   }
- *   reset(rules: readonly CompiledRule[], keys: readonly string[]) { return this.inner.reset(rules, keys) }
  * }
  */
 export interface Store {
-  apply(
-    rules: readonly CompiledRule[],
-    keys: readonly string[],
-    cost: number,
-    charge: boolean,
-  ): readonly Outcome[] | Promise<readonly Outcome[]>
+  bind(rules: readonly CompiledRule[], options?: BindOptions): BoundStore
+}
+
+/**
+ * A store bound to one limiter's rules. `keys[i]` belongs to `rules[i]`.
+ *
+ * @example
+ * const bound = new MemoryStore().bind(createLimiter({ limit: 5, window: '1s' }).rules)
+ * const decision = await bound.apply(['user:42'], 1, true)
+ */
+export interface BoundStore {
+  readonly rules: readonly CompiledRule[]
   /**
-   * Optional fast path for a single rule: the same as `apply([rule], [key], cost, charge)[0]`, without the arrays.
+   * Applies every rule to its key at one instant, all or nothing: when `charge` is true and every rule admits, each
+   * key is charged `cost`; when any rule rejects (or `charge` is false, a peek), no key changes. Answers the
+   * Decision, built from the rules' outcomes with `decisionOf`, so a store that decides without I/O costs its caller
+   * one promise and no more. `cost` is a positive whole number no larger than any rule's limit.
    */
-  applyOne?(rule: CompiledRule, key: string, cost: number, charge: boolean): Outcome | Promise<Outcome>
+  apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision>
   /**
-   * Gives `cost` back to `keys[i]` under every `rules[i]`, after a charged request that should not count
-   * (see the algorithms' `Refund`). Each key is refunded on its own; a refund never goes below a new key's state.
+   * Gives `cost` back to each key, after a charged request that should not count (see the algorithms' `Refund`).
+   * Each key is refunded on its own; a refund never goes below a new key's state.
    */
-  refund(rules: readonly CompiledRule[], keys: readonly string[], cost: number): void | Promise<void>
-  /** Forgets the state of `keys[i]` under `rules[i]`. */
-  reset(rules: readonly CompiledRule[], keys: readonly string[]): void | Promise<void>
+  refund(keys: readonly string[], cost: number): Promise<void>
+  /** Forgets the state of each key. */
+  reset(keys: readonly string[]): Promise<void>
+}
+
+/**
+ * The key spaces bound on one store. Two limiters that count in the same key space (the same prefix, rule name and
+ * algorithm) on one store share their counts, silently; a store says so when the second one binds, once per key
+ * space (a limiter built per request would otherwise log on every request).
+ *
+ * @example
+ * private readonly keySpaces = new KeySpaces()
+ * bind(rules: readonly CompiledRule[], options: BindOptions = {}) {
+ *   this.keySpaces.claim(rules, options.logger ?? console)
+ * }
+ */
+export class KeySpaces {
+  private readonly bound = new Set<string>()
+  private readonly reported = new Set<string>()
+
+  claim(rules: readonly CompiledRule[], logger: Logger): void {
+    for (const rule of rules) {
+      if (this.bound.has(rule.keySpace) && !this.reported.has(rule.keySpace)) {
+        this.reported.add(rule.keySpace)
+        logger.warn(
+          `sluice: another limiter on this store already counts under "${rule.prefix}:${rule.name}", so the two ` +
+            'share their counts. Give each its own `name` or `prefix`, or use one limiter in both places.',
+        )
+      }
+      this.bound.add(rule.keySpace)
+    }
+  }
 }
 
 /**

@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events'
 import {
   createHttpPolicy,
+  type HttpAdapter,
   type HttpLimitOptions,
   type HttpVerdict,
   InvalidOptionError,
   MemoryStore,
   type RequestFacts,
+  type Store,
   writeVerdict,
 } from '../src'
 
@@ -14,7 +16,14 @@ interface Req {
 }
 interface Res {
   statusCode: number
+  /** The Node response beneath, whose end runs refund. */
+  raw: EventEmitter
 }
+
+/** How these tests' framework looks to the policy: its own onRejected, and the raw response under `raw`. */
+const adapter: HttpAdapter<Res> = { ownOptions: ['onRejected'], rawResponse: (res) => res.raw }
+
+const res = (statusCode = 200, raw = new EventEmitter()): Res => ({ statusCode, raw })
 
 function facts(overrides: Partial<RequestFacts> = {}): RequestFacts {
   return { ip: '192.0.2.1', method: 'GET', path: '/', headers: {}, trustsProxy: () => false, ...overrides }
@@ -27,7 +36,7 @@ function recordingLogger() {
 }
 
 function policy(options: HttpLimitOptions<Req, Res>) {
-  return createHttpPolicy<Req, Res>({ logger: recordingLogger(), ...options })
+  return createHttpPolicy<Req, Res>({ logger: recordingLogger(), ...options }, adapter)
 }
 
 const req = (headers: Record<string, string> = {}): Req => ({ headers })
@@ -43,10 +52,11 @@ describe('createHttpPolicy options', () => {
     ['statusCode', { limit: 1, window: '1m', statusCode: 200 }, 'option "statusCode" must be an HTTP error status'],
     ['headers', { limit: 1, window: '1m', headers: 'draft-8' }, 'option "headers"'],
     ['ipv6Subnet', { limit: 1, window: '1m', ipv6Subnet: 129 }, 'option "ipv6Subnet" must be a prefix length'],
+    ['onError', { limit: 1, window: '1m', onError: 'local' }, `option "onError" must be one of 'open', 'closed'`],
     [
       'onStoreError',
-      { limit: 1, window: '1m', onStoreError: 'local' },
-      `option "onStoreError" must be 'open' or 'closed'`,
+      { limit: 1, window: '1m', onStoreError: 'open' },
+      'option "onStoreError" is not an option of rateLimit (use `onError`)',
     ],
     ['logger', { limit: 1, window: '1m', logger: { warn() {} } }, 'option "logger" must have warn() and error()'],
     [
@@ -66,7 +76,7 @@ describe('createHttpPolicy options', () => {
   it.each(invalid)('names %s', (option, options, message) => {
     let thrown: unknown
     try {
-      createHttpPolicy(options as HttpLimitOptions<Req, Res>)
+      createHttpPolicy(options as HttpLimitOptions<Req, Res>, adapter)
     } catch (error) {
       thrown = error
     }
@@ -76,39 +86,38 @@ describe('createHttpPolicy options', () => {
   })
 
   it("accepts the adapter's own options", () => {
-    expect(() =>
-      createHttpPolicy({ limit: 1, window: '1m', onRejected: () => {} } as never, ['onRejected']),
-    ).not.toThrow()
+    expect(() => createHttpPolicy({ limit: 1, window: '1m', onRejected: () => {} } as never, adapter)).not.toThrow()
   })
 })
 
 describe('createHttpPolicy', () => {
-  const events = () => new EventEmitter()
-
   it('keys by the reported client IP, IPv6 per /64', async () => {
     const p = policy({ limit: 2, window: '1m' })
-    await p.handle(req(), { statusCode: 200 }, facts({ ip: '2001:db8::1' }), events())
-    const second = await p.handle(req(), { statusCode: 200 }, facts({ ip: '2001:db8::2' }), events())
+    await p.handle(req(), res(), facts({ ip: '2001:db8::1' }))
+    const second = await p.handle(req(), res(), facts({ ip: '2001:db8::2' }))
     expect(second.action === 'pass' && second.decision?.remaining).toBe(0)
   })
 
   it('warns once per limiter about an X-Forwarded-For it does not trust, and not at all when trusted', async () => {
     const logger = recordingLogger()
-    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger })
+    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger }, adapter)
     const forwarded = { headers: { 'x-forwarded-for': '203.0.113.9' } }
-    for (let i = 0; i < 3; i++) await p.handle(req(), { statusCode: 200 }, facts(forwarded), events())
+    for (let i = 0; i < 3; i++) await p.handle(req(), res(), facts(forwarded))
     expect(logger.warnings).toHaveLength(1)
     expect(logger.warnings[0]).toContain('192.0.2.1')
     const trusting = recordingLogger()
-    const q = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger: trusting })
-    await q.handle(req(), { statusCode: 200 }, facts({ ...forwarded, trustsProxy: () => true }), events())
+    const q = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger: trusting }, adapter)
+    await q.handle(req(), res(), facts({ ...forwarded, trustsProxy: () => true }))
     expect(trusting.warnings).toEqual([])
   })
 
   it('does not warn when no rule keys by IP', async () => {
     const logger = recordingLogger()
-    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', logger, key: (r) => r.headers['x-user'] ?? '' })
-    await p.handle(req(), { statusCode: 200 }, facts({ headers: { 'x-forwarded-for': '203.0.113.9' } }), events())
+    const p = createHttpPolicy<Req, Res>(
+      { limit: 10, window: '1m', logger, key: (r) => r.headers['x-user'] ?? '' },
+      adapter,
+    )
+    await p.handle(req(), res(), facts({ headers: { 'x-forwarded-for': '203.0.113.9' } }))
     expect(logger.warnings).toEqual([])
   })
 
@@ -117,51 +126,49 @@ describe('createHttpPolicy', () => {
     const p = policy({
       limit: 1,
       window: '1m',
-      refund: (_req, res) => {
+      refund: (_req, response) => {
         calls++
-        return res.statusCode >= 500
+        return response.statusCode >= 500
       },
     })
-    const raw = events()
-    const first = await p.handle(req(), { statusCode: 503 }, facts(), raw)
+    const raw = new EventEmitter()
+    const first = await p.handle(req(), res(503, raw), facts())
     expect(first.action).toBe('pass')
-    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('reject')
+    expect((await p.handle(req(), res(), facts())).action).toBe('reject')
     raw.emit('finish')
     raw.emit('close')
     await new Promise((resolve) => setImmediate(resolve))
     expect(calls).toBe(1)
-    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('pass')
-    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('reject')
+    expect((await p.handle(req(), res(), facts())).action).toBe('pass')
+    expect((await p.handle(req(), res(), facts())).action).toBe('reject')
   })
 
   it('keeps the cost of a response that refund does not give back', async () => {
     const p = policy({ limit: 1, window: '1m', refund: async () => false })
-    const raw = events()
-    await p.handle(req(), { statusCode: 200 }, facts(), raw)
+    const raw = new EventEmitter()
+    await p.handle(req(), res(200, raw), facts())
     raw.emit('finish')
     await new Promise((resolve) => setImmediate(resolve))
-    expect((await p.handle(req(), { statusCode: 200 }, facts(), events())).action).toBe('reject')
+    expect((await p.handle(req(), res(), facts())).action).toBe('reject')
   })
 
   it('a cost or key function that returns nonsense is an error naming the option, not a silent pass', async () => {
     const badCost = policy({ limit: 10, window: '1m', cost: () => 1.5 })
-    await expect(badCost.handle(req(), { statusCode: 200 }, facts(), events())).rejects.toThrow(
+    await expect(badCost.handle(req(), res(), facts())).rejects.toThrow(
       'option "cost" must return a positive whole number (got 1.5)',
     )
     const badKey = policy({ limit: 10, window: '1m', key: () => undefined as unknown as string })
-    await expect(badKey.handle(req(), { statusCode: 200 }, facts(), events())).rejects.toThrow(
-      'option "key" must return a string',
-    )
+    await expect(badKey.handle(req(), res(), facts())).rejects.toThrow('option "key" must return a string')
   })
 
   it('warns when two limiters on one store would share their keys, not when each has its own name', () => {
     const store = new MemoryStore()
     const logger = recordingLogger()
-    createHttpPolicy<Req, Res>({ limit: 100, window: '1m', store, logger })
-    createHttpPolicy<Req, Res>({ name: 'login', limit: 5, window: '15m', store, logger })
-    createHttpPolicy<Req, Res>({ limit: 100, window: '1m', store: new MemoryStore(), logger })
+    createHttpPolicy<Req, Res>({ limit: 100, window: '1m', store, logger }, adapter)
+    createHttpPolicy<Req, Res>({ name: 'login', limit: 5, window: '15m', store, logger }, adapter)
+    createHttpPolicy<Req, Res>({ limit: 100, window: '1m', store: new MemoryStore(), logger }, adapter)
     expect(logger.warnings).toEqual([])
-    createHttpPolicy<Req, Res>({ limit: 10, window: '1m', store, logger })
+    createHttpPolicy<Req, Res>({ limit: 10, window: '1m', store, logger }, adapter)
     expect(logger.warnings).toHaveLength(1)
     expect(logger.warnings[0]).toContain('"sluice:default"')
   })
@@ -169,8 +176,8 @@ describe('createHttpPolicy', () => {
   it('answers a statusCode of choice for rejections', async () => {
     const store = new MemoryStore({ clock: () => 0 })
     const p = policy({ limit: 1, window: '1m', store, statusCode: 503 })
-    await p.handle(req(), { statusCode: 200 }, facts(), events())
-    const verdict = await p.handle(req(), { statusCode: 200 }, facts(), events())
+    await p.handle(req(), res(), facts())
+    const verdict = await p.handle(req(), res(), facts())
     expect(verdict.action === 'reject' && verdict.status).toBe(503)
   })
 
@@ -178,18 +185,19 @@ describe('createHttpPolicy', () => {
     const logger = recordingLogger()
     let failing = true
     const inner = new MemoryStore()
-    const p = createHttpPolicy<Req, Res>({
-      limit: 100,
-      window: '1m',
-      logger,
-      onStoreError: 'open',
-      store: {
-        apply: (...args) => (failing ? Promise.reject(new Error('down')) : inner.apply(...args)),
-        refund: (...args) => inner.refund(...args),
-        reset: (...args) => inner.reset(...args),
+    const store: Store = {
+      bind(rules, options) {
+        const bound = inner.bind(rules, options)
+        return {
+          rules,
+          apply: (...args) => (failing ? Promise.reject(new Error('down')) : bound.apply(...args)),
+          refund: (...args) => bound.refund(...args),
+          reset: (...args) => bound.reset(...args),
+        }
       },
-    })
-    const once = () => p.handle(req(), { statusCode: 200 }, facts(), events())
+    }
+    const p = createHttpPolicy<Req, Res>({ limit: 100, window: '1m', logger, onError: 'open', store }, adapter)
+    const once = () => p.handle(req(), res(), facts())
     for (let i = 0; i < 3; i++) expect((await once()).action).toBe('pass')
     expect(logger.errors).toHaveLength(1)
     failing = false
@@ -216,8 +224,7 @@ describe('writeVerdict', () => {
   it('sets the decision and headers before going on or answering', async () => {
     const store = new MemoryStore({ clock: () => 0 })
     const p = policy({ algorithm: 'fixed-window', limit: 1, window: '1s', store, headers: 'draft-6' })
-    const events = () => new EventEmitter()
-    const admitted = await p.handle(req(), { statusCode: 200 }, facts(), events())
+    const admitted = await p.handle(req(), res(), facts())
     expect(record(admitted, true).calls).toEqual([
       'decision 0',
       'RateLimit-Policy: 1;w=1',
@@ -226,7 +233,7 @@ describe('writeVerdict', () => {
       'RateLimit-Reset: 1',
       'next',
     ])
-    const rejected = await p.handle(req(), { statusCode: 200 }, facts(), events())
+    const rejected = await p.handle(req(), res(), facts())
     expect(record(rejected, false).calls.slice(-3)).toEqual([
       'Retry-After: 1',
       'Cache-Control: no-store',

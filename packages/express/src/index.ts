@@ -1,4 +1,4 @@
-import { createHttpPolicy, type Decision, type HttpLimitOptions, writeVerdict } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpAdapter, type HttpLimitOptions, writeVerdict } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 declare global {
@@ -28,6 +28,9 @@ export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Respo
   onRejected?: (req: Request, res: Response, decision: Decision, next: NextFunction) => void | Promise<void>
 }
 
+/** Express's response is the Node response itself. */
+const EXPRESS: HttpAdapter<Response> = { ownOptions: ['onRejected'], rawResponse: (res) => res }
+
 /**
  * Express middleware (Express 4 and 5) that rate-limits requests, by client IP unless given a `key`. Mount it
  * before body parsers, so a rejected request is answered before its body is read.
@@ -41,7 +44,7 @@ export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Respo
  * app.post('/login', rateLimit({ name: 'login', limit: 5, window: '15m' }), login)
  */
 export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
-  const policy = createHttpPolicy<Request, Response>(options)
+  const policy = createHttpPolicy<Request, Response>(options, EXPRESS)
   const { onRejected } = options
   return function rateLimit(req: Request, res: Response, next: NextFunction): void {
     const facts = {
@@ -54,7 +57,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
     }
     // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
     policy
-      .handle(req, res, facts, res)
+      .handle(req, res, facts)
       .then((verdict) =>
         writeVerdict<unknown>(verdict, {
           next,

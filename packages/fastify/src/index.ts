@@ -1,4 +1,11 @@
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
+import {
+  createHttpPolicy,
+  type Decision,
+  type HttpAdapter,
+  type HttpLimitOptions,
+  InvalidOptionError,
+  writeVerdict,
+} from '@sluice/core'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -50,8 +57,11 @@ declare module 'fastify' {
 const OWN_LIMIT = ['limit', 'rules'] as const
 const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'rules'] as const
 
+/** A reply's Node response is `reply.raw`. */
+const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResponse: (reply) => reply.raw }
+
 function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHandler {
-  const policy = createHttpPolicy<FastifyRequest, FastifyReply>(options)
+  const policy = createHttpPolicy<FastifyRequest, FastifyReply>(options, FASTIFY)
   const { onRejected } = options
   return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const facts = {
@@ -62,7 +72,7 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
       trustsProxy: () => (request.ips?.length ?? 0) > 1,
     }
-    const verdict = await policy.handle(request, reply, facts, reply.raw)
+    const verdict = await policy.handle(request, reply, facts)
     await writeVerdict<unknown>(verdict, {
       next: () => undefined,
       decision: (decision) => {

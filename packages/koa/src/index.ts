@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { createHttpPolicy, type Decision, type HttpLimitOptions, writeVerdict } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpAdapter, type HttpLimitOptions, writeVerdict } from '@sluice/core'
 import type { Context, Middleware, Next } from 'koa'
 
 declare module 'koa' {
@@ -29,6 +29,9 @@ export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerRes
   onRejected?: (ctx: Context, decision: Decision) => void | Promise<void>
 }
 
+/** The policy's response is the context's Node response, `ctx.res`. */
+const KOA: HttpAdapter<ServerResponse> = { ownOptions: ['onRejected'], rawResponse: (res) => res }
+
 /**
  * Koa middleware (Koa 2 and 3) that rate-limits requests, by client IP (`ctx.ip`, proxy-aware with
  * `app.proxy = true`) unless given a `key`. Mount it before body parsers, so a rejected request is answered before
@@ -43,7 +46,7 @@ export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerRes
  * app.use((ctx) => { ctx.body = { remaining: ctx.state.rateLimit?.remaining } })
  */
 export function rateLimit(options: KoaRateLimitOptions): Middleware {
-  const policy = createHttpPolicy<Context, ServerResponse>(options)
+  const policy = createHttpPolicy<Context, ServerResponse>(options, KOA)
   const { onRejected } = options
   return async function rateLimit(ctx: Context, next: Next): Promise<void> {
     const facts = {
@@ -54,7 +57,7 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
       // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
       trustsProxy: () => ctx.app.proxy,
     }
-    const verdict = await policy.handle(ctx, ctx.res, facts, ctx.res)
+    const verdict = await policy.handle(ctx, ctx.res, facts)
     return writeVerdict<Promise<void> | void>(verdict, {
       next,
       decision: (decision) => {

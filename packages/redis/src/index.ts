@@ -1,7 +1,2 @@
-export {
-  type FailurePolicy,
-  RedisStore,
-  type RedisStoreClient,
-  type RedisStoreLogger,
-  type RedisStoreOptions,
-} from './redis-store'
+export type { FailurePolicy, Logger } from '@sluice/core'
+export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './redis-store'

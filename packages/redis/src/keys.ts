@@ -1,4 +1,4 @@
-import type { CompiledRule } from '@sluice/core'
+import type { CompiledRule } from '@sluice/core/store'
 
 // '%' starts an escape, '{' and '}' would move or end the hash tag, ':' separates the parts of the key.
 const PREFIX_SPECIAL = /[%{}:]/g
@@ -6,19 +6,29 @@ const KEY_SPECIAL = /[%{}]/g
 const ESCAPES: { readonly [char: string]: string } = { '%': '%25', '{': '%7B', '}': '%7D', ':': '%3A' }
 const escapeChar = (char: string) => ESCAPES[char] as string
 
-const rulePrefixes = new WeakMap<CompiledRule, string>()
+/**
+ * What every Redis key of a rule starts with: its key space, `prefix:name:code:`, with `%`, `{`, `}` and `:` escaped
+ * in the prefix (the rule name cannot hold them: core checks). Worked out once per rule, when a store binds it.
+ */
+export function redisKeyPrefix(rule: CompiledRule): string {
+  return `${rule.prefix.replace(PREFIX_SPECIAL, escapeChar)}:${rule.name}:${rule.algorithmCode}:`
+}
 
 /**
- * The Redis key of `key` under `rule`: `prefix:name:code:{key}`, with `%`, `{`, `}` escaped (and `:` in the
- * prefix), so the hash tag is exactly the escaped user key and the encoding is injective: two different
- * (prefix, name, algorithm, key) never share a Redis key. The rule name cannot hold ':' or braces (core checks).
- * On a Cluster every rule's state for one user key is in one slot, so stacked rules on one key are one call.
+ * The Redis key of user key `key` after a rule's `redisKeyPrefix`: the prefix, then the key, escaped, as the hash
+ * tag. The encoding is injective: two different (prefix, name, algorithm, key) never share a Redis key. On a
+ * Cluster every rule's state for one user key is in one slot, so stacked rules on one key are one call.
  */
-export function redisKey(rule: CompiledRule, key: string): string {
-  let prefix = rulePrefixes.get(rule)
-  if (prefix === undefined) {
-    prefix = `${rule.prefix.replace(PREFIX_SPECIAL, escapeChar)}:${rule.name}:${rule.algorithmCode}:`
-    rulePrefixes.set(rule, prefix)
-  }
+export function redisKey(prefix: string, key: string): string {
   return `${prefix}{${key.replace(KEY_SPECIAL, escapeChar)}}`
+}
+
+/**
+ * The Redis key of `key` under `rule`, in one step.
+ *
+ * @example
+ * await client.pttl(redisKeyOf(limiter.rules[0], 'user:42'))
+ */
+export function redisKeyOf(rule: CompiledRule, key: string): string {
+  return redisKey(redisKeyPrefix(rule), key)
 }

@@ -27,35 +27,27 @@ export const ALGORITHM_SOURCES: { readonly [code: string]: { readonly name: stri
   lq: { name: 'leaky_queue', source: leakyQueue },
 }
 
-const scripts = new Map<string, Script>()
-
 /**
  * The script for a request whose rules use `codes` (in any order, repeats allowed): the integer helpers, only
  * those algorithms, the table that names them and the entry point. Lua builds every function and table of a script
  * on every call, so a script without the algorithms a request does not use costs Redis less; and every stack of
- * rules is still one EVALSHA. Built once per set of algorithms and cached.
+ * rules is still one EVALSHA. A store builds it once, when it binds rules that use that set.
  *
  * @example
  * const { source, sha } = scriptFor(['sw', 'tb']) // sliding window and token bucket, for two stacked rules
  */
 export function scriptFor(codes: readonly string[]): Script {
   const used = Object.keys(ALGORITHM_SOURCES).filter((code) => codes.includes(code))
-  const cacheKey = used.join(',')
-  let script = scripts.get(cacheKey)
-  if (script === undefined) {
-    if (used.length === 0 || used.length !== new Set(codes).size) {
-      throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
-    }
-    const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as { name: string; source: string })
-    const table = algorithms.map(
-      ({ name }, i) =>
-        `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode },`,
-    )
-    const source = [math, ...algorithms.map((a) => a.source), ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
-      .map((part) => part.trimEnd())
-      .join('\n\n')
-    script = { source, sha: createHash('sha1').update(source).digest('hex') }
-    scripts.set(cacheKey, script)
+  if (used.length === 0 || used.length !== new Set(codes).size) {
+    throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
   }
-  return script
+  const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as { name: string; source: string })
+  const table = algorithms.map(
+    ({ name }, i) =>
+      `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode },`,
+  )
+  const source = [math, ...algorithms.map((a) => a.source), ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
+    .map((part) => part.trimEnd())
+    .join('\n\n')
+  return { source, sha: createHash('sha1').update(source).digest('hex') }
 }

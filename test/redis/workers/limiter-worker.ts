@@ -1,6 +1,6 @@
 // A separate Node process holding its own RedisStore, driven by the parent over IPC: the race and clock-skew
 // suites run several of these against one redis-server, as instances behind a load balancer would.
-import { type AlgorithmName, createLimiter } from '@sluice/core'
+import { type AlgorithmName, createLimiter, type Limiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 
@@ -22,6 +22,8 @@ if (skewMs !== 0) {
 
 const client = new Redis({ host: '127.0.0.1', port: Number(port) })
 const store = new RedisStore({ client, timeout: 5000 })
+// One limiter per configuration, as a service builds its limiters once: rounds differ by key.
+const limiters = new Map<string, Limiter>()
 
 function send(reply: WorkerReply): void {
   process.send?.(reply)
@@ -36,12 +38,13 @@ process.on('message', async (command: WorkerCommand) => {
   }
   let admitted = 0
   if (command.type === 'round') {
-    const limiter = createLimiter({
-      algorithm: command.algorithm,
-      limit: command.limit,
-      window: command.window as '1m',
-      store,
-    })
+    const { algorithm, limit, window } = command
+    const configuration = `${algorithm} ${limit} ${window}`
+    let limiter = limiters.get(configuration)
+    if (limiter === undefined) {
+      limiter = createLimiter({ algorithm, limit, window: window as '1m', store })
+      limiters.set(configuration, limiter)
+    }
     // Every request at once: they race each other here and the other processes' requests in Redis.
     const decisions = await Promise.all(Array.from({ length: command.requests }, () => limiter.consume(command.key)))
     admitted = decisions.filter((d) => d.allowed).length

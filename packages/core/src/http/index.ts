@@ -7,17 +7,13 @@ export {
   retryAfterSeconds,
 } from './headers'
 export { ipKey } from './ip'
-export {
-  createHttpPolicy,
-  type HttpLimitOptions,
-  type HttpPolicy,
-  type HttpRuleOptions,
-  type HttpVerdict,
-  type KeyFunction,
-  type Logger,
-  type RejectionBody,
-  type RequestFacts,
-  type ResponseEvents,
-  type VerdictWriter,
-  writeVerdict,
-} from './policy'
+export type { RequestFacts } from './keys'
+export type {
+  HttpAdapter,
+  HttpLimitOptions,
+  HttpRuleOptions,
+  KeyFunction,
+  ResponseEvents,
+} from './options'
+export { createHttpPolicy, type HttpPolicy } from './policy'
+export { type HttpVerdict, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'

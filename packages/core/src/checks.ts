@@ -1,0 +1,68 @@
+// The option checks every package shares, so a mistake reads the same wherever it is made:
+// `option "<name>" must be <what it accepts> (got <what it got>)`, thrown as an InvalidOptionError at construction.
+import { describe, InvalidOptionError } from './errors'
+
+/**
+ * Whether a value is a cost: a positive whole number, exact in a double.
+ *
+ * @example
+ * if (!isCost(value)) throw new TypeError(`cost must be a positive whole number (got ${describeValue(value)})`)
+ */
+export function isCost(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
+}
+
+/**
+ * Checks that options (or a nested group of them) are an object.
+ *
+ * @example
+ * checkObject(options, 'options', 'with a client')
+ */
+export function checkObject(value: unknown, option: string, what = ''): asserts value is object {
+  if (value === null || typeof value !== 'object') {
+    throw new InvalidOptionError(option, `must be an object${what ? ` ${what}` : ''} (got ${describe(value)})`)
+  }
+}
+
+/**
+ * Checks a whole-number option: at least `min` (default 1), optionally with its `unit` in the message.
+ *
+ * @example
+ * const timeout = checkWholeNumber(options.timeout ?? 100, 'timeout', { unit: 'milliseconds' })
+ */
+export function checkWholeNumber(value: unknown, option: string, { min = 1, unit = '' } = {}): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    const what = min === 1 ? 'a positive whole number' : `a whole number of at least ${min}`
+    throw new InvalidOptionError(option, `must be ${what}${unit ? ` of ${unit}` : ''} (got ${describe(value)})`)
+  }
+  return value
+}
+
+/**
+ * Checks an optional function option: undefined, or a function.
+ *
+ * @example
+ * const skip = checkFunction<(req: Request) => boolean>(options.skip, 'skip')
+ */
+export function checkFunction<F>(value: unknown, option: string): F | undefined {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new InvalidOptionError(option, `must be a function (got ${describe(value)})`)
+  }
+  return value as F | undefined
+}
+
+/**
+ * Checks an option that takes one of a few names.
+ *
+ * @example
+ * const onError = checkOneOf(options.onError ?? 'local', 'onError', ['local', 'open', 'closed'] as const)
+ */
+export function checkOneOf<T extends string>(value: unknown, option: string, values: readonly T[]): T {
+  if (!values.includes(value as T)) {
+    throw new InvalidOptionError(
+      option,
+      `must be one of ${values.map((v) => `'${v}'`).join(', ')} (got ${describe(value)})`,
+    )
+  }
+  return value as T
+}

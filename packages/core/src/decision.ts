@@ -1,0 +1,111 @@
+import type { CompiledRule } from './rules'
+import type { Outcome } from './store'
+
+/**
+ * The verdict on one request, for one rule.
+ *
+ * @example
+ * for (const d of decision.rules ?? [decision]) console.log(d.rule, d.remaining)
+ */
+export interface RuleDecision {
+  /** Whether the request was admitted and charged (for one rule of a stacked limiter: whether this rule admits). */
+  readonly allowed: boolean
+  /** The rule's name. */
+  readonly rule: string
+  /** L, or the capacity of a bucket or queue. */
+  readonly limit: number
+  /** The rule's window in milliseconds. */
+  readonly windowMs: number
+  /** Requests of cost 1 that would still be admitted right now. Never negative. */
+  readonly remaining: number
+  /** Milliseconds until the key is back to its full allowance if nothing else arrives. */
+  readonly resetMs: number
+  /** 0 when admitted; else the shortest wait after which the same request would be admitted. */
+  readonly retryAfterMs: number
+  /** `schedule` only: how long the admitted request waited in the queue before departing, in ms. */
+  readonly delayMs: number
+  /** The cost this decision was asked about. */
+  readonly cost: number
+  /** True when the cost is above the rule's limit: it can never be admitted, and `retryAfterMs` is Infinity. */
+  readonly costExceedsCapacity: boolean
+}
+
+/**
+ * The verdict on one request. For a stacked limiter it is the decision of the rule that bound (the rejecting
+ * one with the longest wait, or else the admitting one with the fewest remaining), and `rules` holds every
+ * rule's decision, in the order of the rules.
+ * @example
+ * const decision: Decision = await limiter.consume('user:42')
+ * if (!decision.allowed) res.setHeader('Retry-After', Math.ceil(decision.retryAfterMs / 1000))
+ */
+export interface Decision extends RuleDecision {
+  readonly rules?: readonly RuleDecision[]
+}
+
+/**
+ * One rule's decision from what a store computed for it.
+ *
+ * @example
+ * const decision = ruleDecision(rule, algorithms[rule.algorithm](state, now, 1, rule, true), 1)
+ */
+export function ruleDecision(rule: CompiledRule, outcome: Outcome, cost: number): RuleDecision {
+  return {
+    allowed: outcome.allowed,
+    rule: rule.name,
+    limit: rule.limit,
+    windowMs: rule.windowMs,
+    remaining: Math.max(0, outcome.remaining),
+    resetMs: outcome.resetMs,
+    retryAfterMs: outcome.retryAfterMs,
+    delayMs: outcome.delayMs,
+    cost,
+    costExceedsCapacity: false,
+  }
+}
+
+/**
+ * The Decision on one request from the outcomes of its rules (in the order of the rules): a bound store answers
+ * with it, so the limiter hands the store's own promise to the caller.
+ *
+ * @example
+ * return Promise.resolve(decisionOf(this.rules, outcomes, cost))
+ */
+export function decisionOf(rules: readonly CompiledRule[], outcomes: readonly Outcome[], cost: number): Decision {
+  if (rules.length === 1) return ruleDecision(rules[0] as CompiledRule, outcomes[0] as Outcome, cost)
+  const decisions = outcomes.map((outcome, i) => ruleDecision(rules[i] as CompiledRule, outcome, cost))
+  const allowed = decisions.every((d) => d.allowed)
+  let binding = decisions[0] as RuleDecision
+  for (const d of decisions) {
+    if (
+      allowed
+        ? d.remaining < binding.remaining
+        : !d.allowed && (binding.allowed || d.retryAfterMs > binding.retryAfterMs)
+    ) {
+      binding = d
+    }
+  }
+  return { ...binding, allowed, rules: decisions }
+}
+
+/**
+ * The Decision on a cost that can never fit some rule, from a peek at cost 1: rejected, nothing charged, and the
+ * rules it exceeds marked with an endless wait.
+ *
+ * @example
+ * const decision = neverFits(await bound.apply(keys, 1, false), 500)
+ */
+export function neverFits(peeked: Decision, cost: number): Decision {
+  const mark = (d: RuleDecision): RuleDecision => {
+    const tooBig = cost > d.limit
+    return {
+      ...d,
+      allowed: !tooBig,
+      cost,
+      costExceedsCapacity: tooBig,
+      retryAfterMs: tooBig ? Number.POSITIVE_INFINITY : 0,
+    }
+  }
+  const rules = peeked.rules?.map(mark)
+  const binding = rules?.find((d) => d.costExceedsCapacity) ?? mark(peeked)
+  return rules ? { ...binding, allowed: false, rules } : { ...binding, allowed: false }
+}

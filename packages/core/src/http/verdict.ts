@@ -1,0 +1,140 @@
+import type { Decision } from '../decision'
+import { type HeaderList, type HeaderMode, rateLimitHeaders, retryAfterSeconds } from './headers'
+
+/**
+ * The JSON body of a response the limiter wrote.
+ *
+ * @example
+ * const body: RejectionBody = { error: 'rate limit exceeded', retryAfter: 18 }
+ */
+export interface RejectionBody {
+  readonly error: string
+  /** Seconds, as in Retry-After (429 only). */
+  readonly retryAfter?: number
+  /** The request's cost and the limit it can never fit (cost above capacity only). */
+  readonly cost?: number
+  readonly limit?: number
+}
+
+/**
+ * What the adapter does with a request. `headers` go on the response either way.
+ *
+ * @example
+ * const verdict: HttpVerdict = await policy.handle(req, res, facts)
+ * if (verdict.action === 'reject') console.log(verdict.reason, verdict.status)
+ */
+export type HttpVerdict =
+  | { readonly action: 'skip' }
+  | {
+      readonly action: 'pass'
+      /** Undefined when the store failed and `onError` is 'open'. */
+      readonly decision: Decision | undefined
+      readonly headers: HeaderList
+    }
+  | {
+      readonly action: 'reject'
+      /** 'rate-limited' is the one a custom `onRejected` answers. */
+      readonly reason: 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable'
+      readonly status: number
+      readonly decision: Decision | undefined
+      readonly headers: HeaderList
+      readonly body: RejectionBody
+    }
+
+/**
+ * The status of a request whose cost can never fit (above the capacity of a rule): 413 Content Too Large, since
+ * the request is larger than the server will ever accept under this limit (RFC 9110 s15.5.14), without Retry-After
+ * because waiting does not help.
+ */
+const COST_EXCEEDS_CAPACITY_STATUS = 413
+
+const NO_STORE = ['Cache-Control', 'no-store'] as const
+
+/** A skipped request: no count, no headers. */
+export const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })
+
+/** A store that failed under `onError: 'open'`: the request goes on, uncounted. */
+export const PASS_UNCOUNTED: HttpVerdict = Object.freeze({ action: 'pass', decision: undefined, headers: [] })
+
+/** A store that could not decide: 503, so the client is told to come back, not that it is over its limit. */
+export const STORE_UNAVAILABLE: HttpVerdict = Object.freeze({
+  action: 'reject',
+  reason: 'store-unavailable',
+  status: 503,
+  decision: undefined,
+  headers: [NO_STORE],
+  body: { error: 'rate limiter unavailable' },
+})
+
+/** The verdict on a decision: on with its headers, or the rejection the decision calls for. */
+export function verdictOf(
+  decision: Decision,
+  cost: number,
+  settings: { readonly headerModes: readonly HeaderMode[]; readonly statusCode: number; readonly clock: () => number },
+): HttpVerdict {
+  const headers = rateLimitHeaders(decision, settings.headerModes, settings.clock())
+  if (decision.allowed) return { action: 'pass', decision, headers }
+  if (decision.costExceedsCapacity) {
+    return {
+      action: 'reject',
+      reason: 'cost-exceeds-capacity',
+      status: COST_EXCEEDS_CAPACITY_STATUS,
+      decision,
+      headers: [...headers, NO_STORE],
+      body: { error: 'request cost exceeds the rate limit', cost, limit: decision.limit },
+    }
+  }
+  const retryAfter = retryAfterSeconds(decision)
+  return {
+    action: 'reject',
+    reason: 'rate-limited',
+    status: settings.statusCode,
+    decision,
+    // RFC 6585 s4 and RFC 9111 s5.2.2.5: a 429 describes this moment, so no cache may store and replay it.
+    headers: [...headers, ['Retry-After', String(retryAfter)], NO_STORE],
+    body: { error: 'rate limit exceeded', retryAfter },
+  }
+}
+
+/**
+ * How an adapter writes a verdict in its framework's terms. `rejected` is the user's custom `onRejected`, if any:
+ * it answers rate-limit rejections only (not a cost above capacity or a store failure, which are not the client's
+ * pace), after the headers are set.
+ *
+ * @example
+ * const writer: VerdictWriter<void> = {
+ *   next,
+ *   decision: (decision) => { req.rateLimit = decision },
+ *   header: (name, value) => res.setHeader(name, value),
+ *   send: (status, body) => { res.status(status).json(body) },
+ * }
+ */
+export interface VerdictWriter<T> {
+  /** Let the request go on (skipped, or admitted). */
+  next(): T
+  /** Put the decision on the request for the handler. */
+  decision(decision: Decision): void
+  header(name: string, value: string): void
+  rejected?: ((decision: Decision) => T) | undefined
+  /** Answer the request with a JSON body. */
+  send(status: number, body: RejectionBody): T
+}
+
+/**
+ * Carries a verdict out through an adapter's writer, in the same order for every framework: the decision on the
+ * request, the headers, then on, or the custom rejection, or the policy's own response.
+ *
+ * @example
+ * const verdict = await policy.handle(ctx, ctx.res, facts)
+ * return writeVerdict(verdict, { next, decision, header, send })
+ */
+export function writeVerdict<T>(verdict: HttpVerdict, writer: VerdictWriter<T>): T {
+  if (verdict.action === 'skip') return writer.next()
+  if (verdict.decision !== undefined) writer.decision(verdict.decision)
+  for (const [name, value] of verdict.headers) writer.header(name, value)
+  if (verdict.action === 'pass') return writer.next()
+  if (writer.rejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
+    return writer.rejected(verdict.decision)
+  }
+  return writer.send(verdict.status, verdict.body)
+}

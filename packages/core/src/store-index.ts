@@ -1,0 +1,21 @@
+// @sluice/core/store: what a store author (and a sibling package such as @sluice/redis) needs to implement a Store
+// that decides exactly as MemoryStore does. Applications import from @sluice/core.
+export * from './algorithms'
+export { checkFunction, checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
+export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './decision'
+export { parseDuration } from './duration'
+export { describe as describeValue, InvalidOptionError, StoreUnavailableError } from './errors'
+export { checkLogger, type Logger } from './logger'
+export { ceilDiv, floorDiv } from './math'
+export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export type { CompiledRule } from './rules'
+export {
+  type BindOptions,
+  type BoundStore,
+  committed,
+  evaluateRules,
+  type FailurePolicy,
+  KeySpaces,
+  type Outcome,
+  type Store,
+} from './store'
