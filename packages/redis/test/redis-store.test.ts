@@ -266,7 +266,7 @@ describe('stored values', () => {
     expect(ttl).toBeGreaterThan(decision.resetMs - 50)
   })
 
-  test('a value written as text by an older version reads as a new key, never as an error', async () => {
+  test('a value the algorithm cannot decode (text, garbage) reads as a new key, never as an error', async () => {
     const store = new RedisStore({ client, onError: 'closed' })
     const limiter = createLimiter({ algorithm: 'sliding-window', limit: 5, window: '1m', store })
     const [key] = limiter.rules.map((rule) => redisKeyOf(rule, 'upgraded'))

@@ -23,7 +23,8 @@ local extra_ttl_ms = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 
 -- As MemoryStore: a state past its expiry is a new key's state (the real TTL may lag by up to extra_ttl_ms). A value
--- this algorithm cannot decode (the decimal text earlier builds wrote) is no state either: that key starts afresh.
+-- this algorithm cannot decode (too short for its doubles: something else wrote the key) is no state either, so the
+-- key starts afresh instead of failing the script, and with it every request on that key, until the key expires.
 local function read(key, algorithm)
   local value = redis.call('GET', key)
   if not value then return nil end
