@@ -18,7 +18,13 @@ beforeAll(() => {
   }
 })
 
-const expected = { fastifyDefaultIsPlugin: true, express: [200, 429], koa: [200, 429], fastify: [200, 429] }
+const expected = {
+  fastifyDefaultIsPlugin: true,
+  storeEntryShared: true,
+  express: [200, 429],
+  koa: [200, 429],
+  fastify: [200, 429],
+}
 
 it('works with CommonJS require()', async () => {
   const { stdout } = await run(process.execPath, [join(__dirname, 'cjs', 'consumer.js')], {

@@ -85,9 +85,9 @@ class MemoryBinding implements BoundStore {
   }
 
   apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
-      return Promise.resolve(
-        this.rules.length === 1 ? this.applyOne(keys[0] as string, cost, charge) : this.applyAll(keys, cost, charge),
-      )
+    return Promise.resolve(
+      this.rules.length === 1 ? this.applyOne(keys[0] as string, cost, charge) : this.applyAll(keys, cost, charge),
+    )
   }
 
   refund(keys: readonly string[], cost: number): Promise<void> {

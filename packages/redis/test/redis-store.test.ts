@@ -66,6 +66,19 @@ describe('options', () => {
     expect(store.timeout).toBe(100)
     expect(store.onError).toBe('local')
   })
+
+  test('a second limiter binding the same key space is reported once, to its logger', () => {
+    const store = new RedisStore(valid)
+    const warnings: string[] = []
+    const logger = { warn: (m: string) => warnings.push(m), error: () => {} }
+    createLimiter({ limit: 1, window: '1m', store, logger })
+    createLimiter({ name: 'login', limit: 1, window: '1m', store, logger })
+    expect(warnings).toEqual([])
+    createLimiter({ limit: 5, window: '1h', store, logger })
+    createLimiter({ limit: 5, window: '1h', store, logger })
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain('"sluice:default"')
+  })
 })
 
 describe('the scripts', () => {

@@ -18,7 +18,12 @@ function listen(server) {
 }
 
 async function main() {
-  const results = { fastifyDefaultIsPlugin: fastifyDefault === fastifyRateLimit }
+  const results = {
+    fastifyDefaultIsPlugin: fastifyDefault === fastifyRateLimit,
+    // The store authors' entry shares its classes with the main one, so `instanceof` holds across the two.
+    storeEntryShared:
+      require('@sluice/core/store').StoreUnavailableError === require('@sluice/core').StoreUnavailableError,
+  }
 
   const expressApp = express()
   expressApp.use(expressRateLimit({ limit: 1, window: '1m' }))

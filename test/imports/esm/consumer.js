@@ -1,5 +1,7 @@
 // Loads each adapter the way an ES module app does, then limits one real server per framework: 200, then 429.
 import { createServer } from 'node:http'
+import { StoreUnavailableError } from '@sluice/core'
+import { StoreUnavailableError as StoreEntryUnavailableError } from '@sluice/core/store'
 import { rateLimit as expressRateLimit } from '@sluice/express'
 import fastifyDefault, { rateLimit as fastifyRateLimit } from '@sluice/fastify'
 import { rateLimit as koaRateLimit } from '@sluice/koa'
@@ -17,7 +19,11 @@ function listen(server) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
 }
 
-const results = { fastifyDefaultIsPlugin: fastifyDefault === fastifyRateLimit }
+const results = {
+  fastifyDefaultIsPlugin: fastifyDefault === fastifyRateLimit,
+  // The store authors' entry shares its classes with the main one, so `instanceof` holds across the two.
+  storeEntryShared: StoreEntryUnavailableError === StoreUnavailableError,
+}
 
 const expressApp = express()
 expressApp.use(expressRateLimit({ limit: 1, window: '1m' }))
