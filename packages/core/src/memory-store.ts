@@ -86,7 +86,7 @@ class MemoryBinding implements BoundStore {
 
   apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
     return Promise.resolve(
-      this.rules.length === 1 ? this.applyOne(keys[0] as string, cost, charge) : this.applyAll(keys, cost, charge),
+      this.rules.length === 1 ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge),
     )
   }
 
@@ -113,7 +113,7 @@ class MemoryBinding implements BoundStore {
   }
 
   /** The common case, one rule: no arrays. */
-  private applyOne(key: string, cost: number, charge: boolean): Decision {
+  private decideOne(key: string, cost: number, charge: boolean): Decision {
     const { tables, rule, table } = this
     const now = Math.floor(tables.clock())
     const entry = tables.touch(table, key)
@@ -126,7 +126,7 @@ class MemoryBinding implements BoundStore {
     return ruleDecision(rule, step, cost)
   }
 
-  private applyAll(keys: readonly string[], cost: number, charge: boolean): Decision {
+  private decideAll(keys: readonly string[], cost: number, charge: boolean): Decision {
     const { tables, rules, keyTables } = this
     const now = Math.floor(tables.clock())
     const found: (Entry | undefined)[] = []
