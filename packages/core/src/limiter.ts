@@ -248,7 +248,9 @@ class RuleLimiter implements Limiter {
   private keysFor(key: string | readonly string[]): readonly string[] {
     const count = this.rules.length
     if (typeof key === 'string') return count === 1 ? [key] : this.rules.map(() => key)
-    if (!Array.isArray(key) || key.length !== count || !key.every((k) => typeof k === 'string')) {
+    let valid = Array.isArray(key) && key.length === count
+    for (let i = 0; valid && i < count; i++) valid = typeof key[i] === 'string'
+    if (!valid) {
       throw new TypeError(
         `sluice: key must be a string or an array of ${count} strings, one per rule (got ${describe(key)})`,
       )

@@ -40,7 +40,7 @@ export class MemoryStore implements Store {
   private readonly keySpaces = new KeySpaces()
 
   constructor(options: MemoryStoreOptions = {}) {
-    const { maxKeys = 100_000, clock = () => Date.now(), sweepIntervalMs = 60_000 } = options
+    const { maxKeys = 100_000, clock = Date.now, sweepIntervalMs = 60_000 } = options
     this.maxKeys = checkWholeNumber(maxKeys, 'maxKeys')
     checkFunction(clock, 'clock')
     this.tables = new KeyTables(maxKeys, clock, checkWholeNumber(sweepIntervalMs, 'sweepIntervalMs'))

@@ -91,7 +91,10 @@ export class RedisBinding implements BoundStore {
 
   private redisKeys(keys: readonly string[]): string[] {
     if (this.shared.closed) throw new Error('sluice: this RedisStore is closed')
-    return this.prefixes.map((prefix, i) => redisKey(prefix, keys[i] as string))
+    const redisKeys: string[] = []
+    for (let i = 0; i < this.prefixes.length; i++)
+      redisKeys.push(redisKey(this.prefixes[i] as string, keys[i] as string))
+    return redisKeys
   }
 
   /** One EVALSHA for all the rules, or on a Cluster one per slot, with refunds when a slot rejects. */

@@ -68,7 +68,6 @@ export class Health {
     this.nextProbeAt = this.outageSince + this.options.probeIntervalMs
     this.options.logger.warn(
       `sluice: Redis is unavailable (${message(error)}); ${this.options.meanwhile} until it answers again`,
-      error,
     )
   }
 

@@ -25,9 +25,8 @@ export interface RequestFacts {
 }
 
 /**
- * The keys of a request, one per rule: each rule's key function, or the client IP. Only a key function that is
- * asynchronous costs a promise; the IP key never does. When a rule keys by IP and the request came with an
- * X-Forwarded-For the framework does not trust, one warning per limiter says so.
+ * The keys of a request, one per rule: each rule's key function, or the client IP. When a rule keys by IP and the
+ * request came with an X-Forwarded-For the framework does not trust, one warning per limiter says so.
  */
 export function keysOf<Req, Res>(
   settings: HttpSettings<Req, Res>,
@@ -55,8 +54,15 @@ export function keysOf<Req, Res>(
           `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
       )
     }
-    const values = ruleKeys.map((ruleKey) => (ruleKey === undefined ? ipKey(facts.ip, ipv6Subnet) : ruleKey(req)))
-    return values.some(isThenable) ? Promise.all(values).then(checked) : checked(values)
+    const keys: unknown[] = []
+    let pending = false
+    for (const ruleKey of ruleKeys) {
+      const key = ruleKey === undefined ? ipKey(facts.ip, ipv6Subnet) : ruleKey(req)
+      // The IP key never costs a promise; only an asynchronous key function (or a wrong answer, checked below) does.
+      if (typeof key !== 'string') pending = true
+      keys.push(key)
+    }
+    return pending ? Promise.all(keys).then(checked) : (keys as string[])
   }
 }
 
@@ -72,10 +78,6 @@ export function costOf<Req, Res>(settings: HttpSettings<Req, Res>): (req: Req) =
   }
   return function costOf(req) {
     const value = cost(req)
-    return isThenable(value) ? Promise.resolve(value).then(checked) : checked(value)
+    return typeof value === 'number' ? checked(value) : Promise.resolve(value).then(checked)
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function'
 }

@@ -42,8 +42,11 @@ export function createHttpPolicy<Req, Res>(
     limiter,
     async handle(req, res, facts) {
       if (skip !== undefined && (await skip(req)) === true) return SKIP
-      const requestKeys = await keys(req, facts)
-      const requestCost = await cost(req)
+      // Awaited only when a key or cost function was asynchronous: an await costs a turn of the microtask queue.
+      let requestKeys = keys(req, facts)
+      if (!Array.isArray(requestKeys)) requestKeys = await requestKeys
+      let requestCost = cost(req)
+      if (typeof requestCost !== 'number') requestCost = await requestCost
       let decision: Decision
       try {
         decision = await limiter.consume(requestKeys, requestCost)
