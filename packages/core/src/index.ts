@@ -9,12 +9,5 @@ export type { Logger } from './logger'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
 export type { CompiledRule, RuleOptions } from './rules'
-export {
-  type BindOptions,
-  type BoundStore,
-  committed,
-  evaluateRules,
-  type FailurePolicy,
-  type Outcome,
-  type Store,
-} from './store'
+// The rest of a store author's kit (BoundStore, decisionOf, KeySpaces...) is in @sluice/core/store.
+export { committed, evaluateRules, type FailurePolicy, type Outcome, type Store } from './store'

@@ -36,7 +36,10 @@ export interface LimiterOptions {
   prefix?: string
   /** The cost of a request when `consume` is given none. Default 1. */
   cost?: number
-  /** Where the store reports what it notices when the limiter binds (another limiter counting in the same keys). */
+  /**
+   * Where Sluice reports what a developer should know: another limiter already counting in the same keys of the
+   * store (and, over HTTP, an untrusted X-Forwarded-For and store outages). Default `console`.
+   */
   logger?: Logger
 }
 

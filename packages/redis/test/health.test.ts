@@ -19,13 +19,14 @@ afterAll(async () => {
   await server?.stop()
 })
 
-function recordingHealth() {
+function recordingHealth(withInfo = true) {
   const log = { warnings: [] as string[], infos: [] as string[], recoveries: 0 }
+  const logger = { warn: (m: string) => log.warnings.push(m), error: () => {} }
   const health = new Health({
     ping: () => client.ping(),
     timeoutMs: 100,
     probeIntervalMs: 50,
-    logger: { warn: (m) => log.warnings.push(m), error: () => {}, info: (m) => log.infos.push(m) },
+    logger: withInfo ? { ...logger, info: (m: string) => log.infos.push(m) } : logger,
     meanwhile: 'admitting every request',
     onRecovery: () => log.recoveries++,
   })
@@ -75,17 +76,10 @@ test('an outage is logged once, sends nothing to Redis while it lasts, and ends,
 })
 
 test('a call that Redis answers with an error starts an outage too, and a logger without info() is fine', async () => {
-  const warnings: string[] = []
-  const health = new Health({
-    ping: () => client.ping(),
-    timeoutMs: 100,
-    probeIntervalMs: 50,
-    logger: { warn: (m) => warnings.push(m), error: () => {} },
-    meanwhile: 'rejecting',
-    onRecovery: () => {},
-  })
+  const { health, log } = recordingHealth(false)
   expect(await health.call(() => client.call('NO-SUCH-COMMAND'))).toBe(AWAY)
-  expect(warnings[0]).toMatch(/unknown command/i)
+  expect(log.warnings[0]).toMatch(/unknown command/i)
   // Redis itself is fine: the next probe ends the outage.
   expect(await untilAnswered(health, 5000)).toBe('PONG')
+  expect(log.recoveries).toBe(1)
 })

@@ -1,6 +1,4 @@
-import type { AlgorithmName } from '../algorithms'
 import { checkFunction, checkObject, checkOneOf, isCost } from '../checks'
-import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter'
 import { checkLogger, type Logger } from '../logger'
@@ -38,23 +36,11 @@ export interface HttpRuleOptions<Req> extends RuleOptions {
  *   refund: (_req, res) => res.statusCode >= 500,
  * }
  */
-export interface HttpLimitOptions<Req, Res> {
-  /** Default `'sliding-window'`. */
-  algorithm?: AlgorithmName
-  /** Requests (or units of cost) per window; the capacity of a bucket. */
-  limit?: number
-  /** The window: ms or `'1m'`. */
-  window?: Duration
-  /** Buckets only: tokens per second. */
-  rate?: number
-  /** The rule's name in the headers. Default `'default'`. */
-  name?: string
+export interface HttpLimitOptions<Req, Res> extends Omit<LimiterOptions, 'rules' | 'cost' | 'store'> {
   /** Stacked rules, each with its own `key`: a request must pass all of them and is charged to all or none. */
   rules?: readonly HttpRuleOptions<Req>[]
   /** Default: a new MemoryStore per `rateLimit`. A shared store needs a distinct `prefix` or `name` per limiter. */
   store?: Store
-  /** Default `'sluice'`. */
-  prefix?: string
   /** Default: the client IP the framework reports (proxy-aware), IPv6 grouped per `ipv6Subnet`. */
   key?: KeyFunction<Req>
   /** Default 1. A positive whole number, or a function of the request returning one (or a promise of one). */
@@ -74,8 +60,6 @@ export interface HttpLimitOptions<Req, Res> {
    * without counting. A `StoreUnavailableError` (a store that chose to fail closed) always answers 503.
    */
   onError?: Exclude<FailurePolicy, 'local'>
-  /** Default `console`. */
-  logger?: Logger
   /** Wall-clock ms, for the `'legacy'` reset time. Default `Date.now`. */
   clock?: () => number
 }
