@@ -1,5 +1,5 @@
 import type { AlgorithmName } from './algorithms'
-import { checkObject, isCost } from './checks'
+import { checkObject, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
 import type { Duration } from './duration'
 import { describe, InvalidOptionError } from './errors'
@@ -122,10 +122,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw new InvalidOptionError('prefix', `must be a non-empty string (got ${describe(prefix)})`)
   }
   const rules = compileRules(options, prefix)
-  const defaultCost = options.cost ?? 1
-  if (!isCost(defaultCost)) {
-    throw new InvalidOptionError('cost', `must be a positive whole number (got ${describe(defaultCost)})`)
-  }
+  const defaultCost = checkWholeNumber(options.cost ?? 1, 'cost')
   const store = options.store ?? new MemoryStore()
   if (store === null || typeof store !== 'object' || typeof store.bind !== 'function') {
     throw new InvalidOptionError('store', `must be a Store, with bind() (got ${describe(store)})`)
