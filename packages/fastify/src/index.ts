@@ -1,11 +1,5 @@
-import {
-  createHttpPolicy,
-  type Decision,
-  type HttpAdapter,
-  type HttpLimitOptions,
-  InvalidOptionError,
-  writeVerdict,
-} from '@sluice/core'
+import type { HttpAdapter } from '@sluice/core'
+import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
 import type {
   FastifyInstance,
   FastifyPluginAsync,

@@ -92,8 +92,9 @@ export class RedisBinding implements BoundStore {
   private redisKeys(keys: readonly string[]): string[] {
     if (this.shared.closed) throw new Error('sluice: this RedisStore is closed')
     const redisKeys: string[] = []
-    for (let i = 0; i < this.prefixes.length; i++)
+    for (let i = 0; i < this.prefixes.length; i++) {
       redisKeys.push(redisKey(this.prefixes[i] as string, keys[i] as string))
+    }
     return redisKeys
   }
 
