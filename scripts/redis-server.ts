@@ -16,8 +16,12 @@ export interface RedisServer {
   stop(): Promise<void>
   /** SIGKILLs the server, as a crash would, and waits until its port refuses connections. */
   kill(): Promise<void>
-  /** Starts the server again on the same port (empty, since nothing is persisted). */
+  /** Starts the server again on the same port (empty, since nothing is persisted but a cluster node's config). */
   restart(): Promise<void>
+  /** SIGSTOPs the server: it keeps its connections open and answers nothing, as a hung host does. */
+  pause(): void
+  /** SIGCONTs a paused server. */
+  resume(): void
   /** Whether the server process is running. */
   readonly running: boolean
 }
@@ -25,6 +29,8 @@ export interface RedisServer {
 /** A Redis Cluster of 3 masters with one replica each, all on loopback. */
 export interface RedisCluster {
   readonly nodes: readonly RedisServer[]
+  /** The node listening on `port`. */
+  node(port: number): RedisServer
   /** Where clients start: every node, as ioredis's Cluster takes them. */
   readonly startupNodes: readonly { host: string; port: number }[]
   stop(): Promise<void>
@@ -206,6 +212,8 @@ export async function startRedis(options: { port?: number; args?: readonly strin
     const proc = child
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return
     proc.kill(signal)
+    // A paused server takes no signal but SIGKILL until it runs again.
+    proc.kill('SIGCONT')
     await exited
     await waitFor(
       `port ${port} to close`,
@@ -232,6 +240,12 @@ export async function startRedis(options: { port?: number; args?: readonly strin
       rmSync(dir, { recursive: true, force: true })
     },
     kill: () => halt('SIGKILL'),
+    pause() {
+      child?.kill('SIGSTOP')
+    },
+    resume() {
+      child?.kill('SIGCONT')
+    },
     async restart() {
       await halt('SIGKILL')
       await launch()
@@ -239,9 +253,23 @@ export async function startRedis(options: { port?: number; args?: readonly strin
   }
 }
 
+/** How a test cluster runs. */
+export interface ClusterOptions {
+  /**
+   * `cluster-node-timeout`: how long a node may not answer before the others fail it over. Default 5000 ms (Redis's
+   * is 15 s); the failover suites use 1000 ms so a failover takes about 2 s.
+   */
+  nodeTimeoutMs?: number
+  /**
+   * `cluster-require-full-coverage`: Redis's default (true) makes every node refuse every key while one slot has no
+   * master. Default true, as Redis ships it.
+   */
+  requireFullCoverage?: boolean
+}
+
 /**
  * Starts a Redis Cluster of 6 nodes on loopback (3 masters, 3 replicas) with `redis-cli --cluster create`, and
- * waits until every node reports `cluster_state:ok`.
+ * waits until every node reports `cluster_state:ok`. DEBUG is enabled (for DEBUG SLEEP and DEBUG SEGFAULT).
  *
  * @example
  * const cluster = await startCluster()
@@ -249,7 +277,8 @@ export async function startRedis(options: { port?: number; args?: readonly strin
  * // ...
  * await cluster.stop()
  */
-export async function startCluster(): Promise<RedisCluster> {
+export async function startCluster(options: ClusterOptions = {}): Promise<RedisCluster> {
+  const { nodeTimeoutMs = 5000, requireFullCoverage = true } = options
   ensureRedisInstalled()
   const nodes: RedisServer[] = []
   try {
@@ -264,7 +293,11 @@ export async function startCluster(): Promise<RedisCluster> {
             '--cluster-config-file',
             `nodes-${port}.conf`,
             '--cluster-node-timeout',
-            '5000',
+            String(nodeTimeoutMs),
+            '--cluster-require-full-coverage',
+            requireFullCoverage ? 'yes' : 'no',
+            '--enable-debug-command',
+            'yes',
           ],
         }),
       )
@@ -282,12 +315,28 @@ export async function startCluster(): Promise<RedisCluster> {
         30_000,
       )
     }
+    // A replica that has not finished its first sync cannot take over: a master killed before then stays down.
+    for (const node of nodes) {
+      await waitFor(
+        `replication on port ${node.port}`,
+        async () => {
+          const info = redisCli(node.port, 'info', 'replication')
+          return info.includes('role:master') || info.includes('master_link_status:up')
+        },
+        30_000,
+      )
+    }
   } catch (error) {
     await Promise.all(nodes.map((n) => n.stop()))
     throw error
   }
   return {
     nodes,
+    node(port) {
+      const found = nodes.find((n) => n.port === port)
+      if (found === undefined) throw new Error(`no cluster node on port ${port}`)
+      return found
+    },
     startupNodes: nodes.map((n) => ({ host: HOST, port: n.port })),
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()))
@@ -295,7 +344,10 @@ export async function startCluster(): Promise<RedisCluster> {
   }
 }
 
+function redisCli(port: number, ...command: string[]): string {
+  return spawnSync('redis-cli', ['-h', HOST, '-p', String(port), ...command], { encoding: 'utf8' }).stdout ?? ''
+}
+
 function clusterInfo(port: number): Promise<string> {
-  const result = spawnSync('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], { encoding: 'utf8' })
-  return Promise.resolve(result.stdout ?? '')
+  return Promise.resolve(redisCli(port, 'cluster', 'info'))
 }
