@@ -1,6 +1,6 @@
 // One table of cases, run through real HTTP against every framework: the adapters must be indistinguishable.
 import { request as httpRequest } from 'node:http'
-import { type HeaderMode, MemoryStore, StoreUnavailableError } from '@sluice/core'
+import { type HeaderMode, MemoryStore, StoreKeyError, StoreUnavailableError } from '@sluice/core'
 import { type FailurePolicy, RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers'
@@ -418,6 +418,19 @@ const cases: Case[] = [
           ),
         )
       }
+    },
+  },
+  {
+    name: "a store error about one key (StoreKeyError) is answered by onError, and is not the adapter's to log",
+    async run(start) {
+      // The store logged it, once per key; the key's requests fail while other keys are decided as usual.
+      const poisoned = () => new FailingStore(() => new StoreKeyError('key "x" holds a list', 'x', 'default'))
+      const open = await start({ limit: { limit: 1, window: '1m', store: poisoned(), onError: 'open' } })
+      for (let i = 0; i < 2; i++) expect(decisionOf(await get(open).expect(200))).toBeNull()
+      const closed = await start({ limit: { limit: 1, window: '1m', store: poisoned(), onError: 'closed' } })
+      for (let i = 0; i < 2; i++)
+        expect((await get(closed).expect(503)).body).toEqual({ error: 'rate limiter unavailable' })
+      expect([open.errors, closed.errors]).toEqual([[], []])
     },
   },
   {

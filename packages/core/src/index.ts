@@ -2,7 +2,7 @@
 export * from './algorithms'
 export type { Decision, RuleDecision } from './decision'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
-export { describe as describeValue, InvalidOptionError, StoreUnavailableError } from './errors'
+export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
 export * from './http'
 export { createLimiter, type Limiter, type LimiterOptions, RateLimitError } from './limiter'
 export type { Logger } from './logger'

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision'
-import { StoreUnavailableError } from '../errors'
+import { StoreKeyError, StoreUnavailableError } from '../errors'
 import type { Limiter } from '../limiter'
 import { costOf, keysOf, type RequestFacts } from './keys'
 import { type HttpAdapter, type HttpLimitOptions, type HttpSettings, httpSettings } from './options'
@@ -67,6 +67,8 @@ function storeOutage<Req, Res>({ logger, onError }: HttpSettings<Req, Res>) {
     failed(error: unknown): HttpVerdict {
       // A StoreUnavailableError is a store that chose to fail closed: 503 whatever onError says.
       const open = onError === 'open' && !(error instanceof StoreUnavailableError)
+      // One key's unusable state is no outage: the store logged it once for that key, and other keys are fine.
+      if (error instanceof StoreKeyError) return open ? PASS_UNCOUNTED : STORE_UNAVAILABLE
       if (!failing) {
         failing = true
         logger.error(
