@@ -1,5 +1,6 @@
 import type { CompiledRule, Outcome } from '@sluice/core/store'
 import type { Redis } from 'ioredis'
+import { errorCode } from './errors'
 import { type Script, scriptFor } from './script'
 
 /** What a call asks of the script: apply and charge, apply without charging, or give a cost back. */
@@ -39,9 +40,14 @@ export function planFor(rules: readonly CompiledRule[]): Plan {
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
 const FIELDS_PER_RULE = 5
 
+// The probe of a node that failed: a write, so that a node that reads but cannot write (OOM, READONLY, MISCONF) is
+// not taken for recovered, on a key of its own that expires at once, in the slot of the key that failed.
+const PROBE = "redis.call('SET', KEYS[1], '1', 'PX', 1000) return 1"
+
 /**
- * Runs the scripts: one EVALSHA per call; after a Redis restart or SCRIPT FLUSH (NOSCRIPT), one EVAL that loads
- * the script again and runs it. `clock` is the tests' replay clock; without it the script reads Redis's TIME.
+ * Runs the scripts: one EVALSHA per call; after a Redis restart or SCRIPT FLUSH (NOSCRIPT, also when ioredis Cluster
+ * wraps it in "Too many Cluster redirections"), one EVAL that loads the script again and runs it. `clock` is the tests'
+ * replay clock; without it the script reads Redis's TIME.
  *
  * @example
  * const outcomes = await new ScriptRunner(client, undefined).run(plan, ['sluice:default:sw:{42}'], 1, 'charge')
@@ -52,7 +58,11 @@ export class ScriptRunner {
     private readonly clock: (() => number) | undefined,
   ) {}
 
-  run(plan: Plan, redisKeys: readonly string[], cost: number, mode: Mode): Promise<Outcome[]> {
+  /**
+   * One call of `plan`'s script on `redisKeys`. `replied` is told when Redis answered NOSCRIPT: the connection is
+   * alive, and the call goes on with the reload.
+   */
+  run(plan: Plan, redisKeys: readonly string[], cost: number, mode: Mode, replied?: () => void): Promise<Outcome[]> {
     const { script, ruleArgs, ruleCount } = plan
     const args: (string | number)[] = redisKeys.slice()
     if (this.clock === undefined) args.push(mode, '', 0, cost)
@@ -61,10 +71,19 @@ export class ScriptRunner {
     return this.client.evalsha(script.sha, redisKeys.length, ...args).then(
       (reply) => parseReply(reply, ruleCount),
       (error: unknown) => {
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+        if (errorCode(error) !== 'NOSCRIPT') throw error
+        replied?.()
         return this.client.eval(script.source, redisKeys.length, ...args).then((reply) => parseReply(reply, ruleCount))
       },
     )
+  }
+
+  /**
+   * Asks whether Redis decides for the slot of `redisKey` again: one small write, on `sluice:probe:` and the key's hash
+   * tag (no rule's key looks like that: a rule's key has its algorithm's code before the tag).
+   */
+  probe(redisKey: string): Promise<unknown> {
+    return this.client.eval(PROBE, 1, `sluice:probe:${redisKey.slice(redisKey.indexOf('{'))}`)
   }
 }
 

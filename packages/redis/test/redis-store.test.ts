@@ -1,10 +1,18 @@
 import { createHash } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type AlgorithmName, type CompiledRule, createLimiter, InvalidOptionError, MemoryStore } from '@sluice/core'
+import {
+  type AlgorithmName,
+  type CompiledRule,
+  createLimiter,
+  InvalidOptionError,
+  MemoryStore,
+  StoreKeyError,
+} from '@sluice/core'
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
 import fc from 'fast-check'
 import Redis from 'ioredis'
+import { recommendedClient } from '../../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 import { redisKeyOf } from '../src/keys'
 import { replayStore } from '../src/redis-store'
@@ -15,8 +23,7 @@ let client: Redis
 
 beforeAll(async () => {
   server = await startRedis()
-  client = new Redis({ host: server.host, port: server.port, lazyConnect: true })
-  await client.connect()
+  client = await recommendedClient(server.port)
 })
 
 afterAll(async () => {
@@ -40,7 +47,9 @@ async function commandCalls(): Promise<Record<string, number>> {
 const quiet = { warn: () => {}, error: () => {}, info: () => {} }
 
 describe('options', () => {
-  const valid: RedisStoreOptions = { client: new Redis({ lazyConnect: true }) }
+  const valid: RedisStoreOptions = {
+    client: new Redis({ lazyConnect: true, enableOfflineQueue: false, autoResendUnfulfilledCommands: false }),
+  }
   afterAll(() => valid.client && (valid.client as Redis).disconnect())
 
   test.each<[string, Record<string, unknown>]>([
@@ -279,16 +288,44 @@ describe('stored values', () => {
     expect(ttl).toBeGreaterThan(decision.resetMs - 50)
   })
 
-  test('a value the algorithm cannot decode (text, garbage) reads as a new key, never as an error', async () => {
-    const store = new RedisStore({ client, onError: 'closed' })
+  test('a value the algorithm cannot read (text, garbage, a longer value) fails that key with StoreKeyError', async () => {
+    const store = new RedisStore({ client, onError: 'local', logger: quiet })
     const limiter = createLimiter({ algorithm: 'sliding-window', limit: 5, window: '1m', store })
     const [key] = limiter.rules.map((rule) => redisKeyOf(rule, 'upgraded'))
-    for (const text of [`${Date.now() + 60_000} ${Date.now()} 0 5`, '9 0 1', 'x']) {
-      await client.set(key as string, text, 'PX', 60_000)
-      const decision = await limiter.consume('upgraded')
-      expect(decision.allowed).toBe(true)
-      expect(decision.remaining).toBe(4)
+    const readable = await (async () => {
+      await limiter.consume('upgraded')
+      return (await client.getBuffer(key as string)) as Buffer
+    })()
+    const values = [
+      `${Date.now() + 60_000} ${Date.now()} 0 5`,
+      '9 0 1',
+      'x',
+      Buffer.concat([readable, Buffer.alloc(8)]),
+    ]
+    for (const value of values) {
+      await client.set(key as string, value, 'PX', 60_000)
+      const failed = await limiter.consume('upgraded').catch((error: unknown) => error)
+      expect(failed).toBeInstanceOf(StoreKeyError)
+      expect(failed).toMatchObject({ key: 'upgraded', rule: 'default' })
+      // Not overwritten, not decided locally: the key is as it was until it is reset.
+      expect(await client.getBuffer(key as string)).toEqual(Buffer.isBuffer(value) ? value : Buffer.from(value))
       await limiter.reset('upgraded')
+      expect((await limiter.consume('upgraded')).remaining).toBe(4)
+      await limiter.reset('upgraded')
+    }
+  })
+
+  test('a stored number that no state holds (negative, fractional, infinite, NaN) is unreadable too', async () => {
+    const store = new RedisStore({ client, onError: 'closed', logger: quiet })
+    const limiter = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1m', store })
+    const [key] = limiter.rules.map((rule) => redisKeyOf(rule, 'odd-number'))
+    for (const odd of [-1, 0.5, Number.POSITIVE_INFINITY, Number.NaN]) {
+      const value = Buffer.alloc(24)
+      value.writeDoubleLE(Date.now() + 60_000, 0) // expires in a minute
+      value.writeDoubleLE(odd, 8)
+      value.writeDoubleLE(1, 16)
+      await client.set(key as string, value, 'PX', 60_000)
+      await expect(limiter.consume('odd-number')).rejects.toBeInstanceOf(StoreKeyError)
     }
   })
 })

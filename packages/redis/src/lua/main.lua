@@ -6,7 +6,9 @@
 -- ARGV: mode ('charge' | 'peek' | 'refund'), now (ms; '' = the Redis server's TIME), extra ttl ms (explicit now
 --       only), cost, then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator.
 -- Returns one array per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. Redis
--- would truncate a fraction in a reply, so every number returned is a whole one.
+-- would truncate a fraction in a reply, so every number returned is a whole one. A key this script cannot use
+-- (something else wrote it) fails the call with the error `SLUICEKEY <rule number> <what it holds>`, before anything
+-- is written: that request fails alone, and the key is left as it was found.
 -- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
 local mode = ARGV[1]
@@ -22,14 +24,41 @@ end
 local extra_ttl_ms = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 
--- As MemoryStore: a state past its expiry is a new key's state (the real TTL may lag by up to extra_ttl_ms). A value
--- this algorithm cannot decode (too short for its doubles: something else wrote the key) is no state either, so the
--- key starts afresh instead of failing the script, and with it every request on that key, until the key expires.
+-- Whether a decoded value is a state this script wrote: every number in it a whole one from 0 to 2^53, as all states
+-- are, and the value exactly as long as those numbers (a longer or shorter one is something else).
+local function whole(n)
+  return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == math.floor(n)
+end
+
+local function well_formed(value, expires_at, state)
+  if not whole(expires_at) then return false end
+  local numbers = 1
+  for _, field in pairs(state) do
+    if type(field) == 'table' then
+      for i = 1, #field do
+        if not whole(field[i]) then return false end
+      end
+      numbers = numbers + #field
+    elseif whole(field) then
+      numbers = numbers + 1
+    else
+      return false
+    end
+  end
+  return #value == 8 * numbers
+end
+
+-- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
+-- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm.
 local function read(key, algorithm)
-  local value = redis.call('GET', key)
+  local value = redis.pcall('GET', key)
+  if type(value) == 'table' and value.err then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   if not value then return nil end
   local decoded, expires_at, state = pcall(algorithm.decode, value)
-  if not decoded or expires_at <= now then return nil end
+  if not decoded or not well_formed(value, expires_at, state) then
+    return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm'
+  end
+  if expires_at <= now then return nil end
   return state
 end
 
@@ -51,13 +80,15 @@ local rules = {}
 for i = 1, #KEYS do
   local at = 4 + (i - 1) * 5
   local algorithm = ALGORITHMS[ARGV[at + 1]]
+  local state, unusable = read(KEYS[i], algorithm)
+  if unusable then return redis.error_reply('SLUICEKEY ' .. i .. ' ' .. unusable) end
   rules[i] = {
     algorithm = algorithm,
     limit = tonumber(ARGV[at + 2]),
     window_ms = tonumber(ARGV[at + 3]),
     rate_numerator = tonumber(ARGV[at + 4]),
     rate_denominator = tonumber(ARGV[at + 5]),
-    state = read(KEYS[i], algorithm),
+    state = state,
     step = nil,
   }
 end
