@@ -255,6 +255,10 @@ test('a Redis slower than the timeout is an outage too, and its late replies are
     await sleeping
     for (const r of results) expect(r.ms).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
     expect(results[0]?.error).toBeInstanceOf(StoreUnavailableError)
+    figures.push(
+      `  DEBUG SLEEP: first consume ${results[0]?.ms.toFixed(1)} ms, slowest ` +
+        `${Math.max(...results.map((r) => r.ms)).toFixed(1)} ms (process frozen at most ${frozenMs.toFixed(0)} ms)`,
+    )
     await pause(50)
   } finally {
     h.client.disconnect()
@@ -297,32 +301,36 @@ test("'closed': a server stopped with SIGSTOP (a hang, not a refusal) fails over
   }
 })
 
-test('the timeout counts a send that blocks: a dying server cannot add its own stall on top', async () => {
-  // While a redis-server dies, ioredis's synchronous socket write was seen to block for 30-90 ms, and the timeout
-  // used to start only after it, so a consume took the stall plus the timeout. Here the send blocks 80 ms on
-  // purpose, against a real server that is asleep.
+test("80 ms spent inside a send are this instance's time, not Redis's; a sleeping Redis is still caught a timeout after", async () => {
+  // A socket write in Node does not block: a send that takes 80 ms is this instance not running (a slow client wrapper,
+  // a GC pause, the machine giving its CPU away), which must never make a healthy Redis look down. It no longer
+  // counts against the timeout; a Redis that does not answer is still declared down within the timeout after it.
   const h = await harness('closed')
   const admin = new Redis({ host: server.host, port: server.port })
-  const blockingSend = new Proxy(h.client, {
+  const HELD_MS = 80
+  const heldSend = new Proxy(h.client, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver)
       if (property !== 'evalsha') return value
       return (...args: unknown[]) => {
-        const until = performance.now() + 80
-        while (performance.now() < until) {} // the stalled write
+        const until = performance.now() + HELD_MS
+        while (performance.now() < until) {} // the instance, busy
         return (value as (...a: unknown[]) => unknown).apply(target, args)
       }
     },
   }) as RedisStoreClient
-  const store = new RedisStore({ client: blockingSend, timeout: TIMEOUT_MS, onError: 'open', logger: quietLogger })
+  const store = new RedisStore({ client: heldSend, timeout: TIMEOUT_MS, onError: 'open', logger: quietLogger })
   const limiter = createLimiter({ limit: LIMIT, window: '1m', store })
   try {
+    expect((await limiter.consume('held-send')).remaining).toBe(LIMIT - 1) // a healthy Redis: decided by Redis
     const sleeping = admin.call('DEBUG', 'SLEEP', '0.3')
     await pause(20)
-    const result = await timed(() => limiter.consume('blocked-send'))
+    const stall = stallMonitor()
+    const result = await timed(() => limiter.consume('held-send'))
+    const frozenMs = Math.max(0, stall.stop() - HELD_MS)
     await sleeping
-    expect(result.decision?.allowed).toBe(true)
-    expect(result.ms).toBeLessThanOrEqual(TIMEOUT_MS + 50)
+    expect(result.decision?.remaining).toBe(LIMIT) // 'open' answered: a key that has used nothing
+    expect(result.ms).toBeLessThanOrEqual(HELD_MS + TIMEOUT_MS + 50 + frozenMs)
   } finally {
     h.client.disconnect()
     admin.disconnect()
