@@ -10,7 +10,7 @@ export const RECOMMENDED_REDIS_OPTIONS = {
 export const RECOMMENDED_CLUSTER_OPTIONS = {
   retryDelayOnFailover: 0,
   retryDelayOnClusterDown: 0,
-  retryDelayOnTryAgain: 5,
+  retryDelayOnTryAgain: 3,
   slotsRefreshTimeout: 200,
 } as const satisfies ClusterOptions
 

@@ -86,12 +86,13 @@ export interface Outcome {
 
 /**
  * `perSecond` decisions a second, spread over `keys` round robin, on each of the limiters, until stopped. Every
- * outcome is recorded per limiter.
+ * outcome is recorded per limiter. `keysOf` gives a request's keys, one per rule (default: the key alone).
  */
 export function steadyLoad(
   limiters: readonly Limiter[],
   keys: readonly string[],
   perSecond: number,
+  keysOf: (key: string) => string | string[] = (key) => key,
 ): { stop: () => Promise<Outcome[][]> } {
   const outcomes: Outcome[][] = limiters.map(() => [])
   const inFlight = new Set<Promise<void>>()
@@ -100,7 +101,7 @@ export function steadyLoad(
   let running = true
   const one = (limiter: Limiter, into: Outcome[], key: string) => {
     const at = performance.now()
-    const call: Promise<void> = limiter.consume(key).then(
+    const call: Promise<void> = limiter.consume(keysOf(key)).then(
       (decision) => {
         into.push({ key, at, ms: performance.now() - at, result: decision.allowed ? 'admitted' : 'rejected' })
       },

@@ -24,7 +24,7 @@ const clientsWarned = new WeakSet<object>()
  * - Cluster `retryDelayOnFailover`, `retryDelayOnClusterDown`, `retryDelayOnMoved`: a command is sent again that long
  *   after a closed connection, a CLUSTERDOWN or a MOVED, up to `maxRedirections` times.
  * - Cluster `retryDelayOnTryAgain` (which cannot be turned off): while a slot migrates, a command is sent again after
- *   that delay up to `maxRedirections` times; all of those retries must end within `timeoutMs`.
+ *   that delay up to `maxRedirections` times; all of those retries must end within half of `timeoutMs`.
  *
  * @example
  * riskyClientOptions(new Redis(), 100).map((risky) => risky.option) // ['enableOfflineQueue', 'autoResendUnfulfilledCommands']
@@ -67,11 +67,13 @@ export function riskyClientOptions(client: OptionsOf, timeoutMs: number): RiskyO
     check(option, number(option, fallback) === 0, '0', `calls are sent again that long after ${after}`)
   }
   const redirections = Math.max(1, number('maxRedirections', 16))
+  // Half the timeout, so the round trips of the retries fit too: the retries of a call are replies the store cannot
+  // see, and a node whose only calls are being retried looks silent.
   check(
     'retryDelayOnTryAgain',
-    number('retryDelayOnTryAgain', 100) * redirections < timeoutMs,
-    String(Math.floor((timeoutMs - 1) / redirections)),
-    `calls are sent again up to maxRedirections (${redirections}) times after TRYAGAIN; that must end within the timeout`,
+    number('retryDelayOnTryAgain', 100) * redirections <= timeoutMs / 2,
+    String(Math.floor(timeoutMs / 2 / redirections)),
+    `calls are sent again up to maxRedirections (${redirections}) times after TRYAGAIN; that must end well within the timeout`,
   )
   const nodeOptions = (options['redisOptions'] ?? {}) as Record<string, unknown>
   if (typeof options['clusterNodeRetryStrategy'] === 'function') {

@@ -14,8 +14,8 @@ test("ioredis's defaults let a call the store gave up on be sent again later: th
   expect(options(new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true }))).toEqual([
     'retryDelayOnFailover: 0',
     'retryDelayOnClusterDown: 0',
-    // 16 retries after TRYAGAIN must end within the 100 ms timeout.
-    'retryDelayOnTryAgain: 6',
+    // 16 retries after TRYAGAIN must end within half the 100 ms timeout.
+    'retryDelayOnTryAgain: 3',
   ])
 })
 
@@ -26,11 +26,11 @@ test('the options the README recommends pass', () => {
     lazyConnect: true,
     retryDelayOnFailover: 0,
     retryDelayOnClusterDown: 0,
-    retryDelayOnTryAgain: 5,
+    retryDelayOnTryAgain: 3,
   })
   expect(options(cluster)).toEqual([])
   // A longer timeout leaves room for slower TRYAGAIN retries; a shorter one does not.
-  expect(options(cluster, 50)).toEqual(['retryDelayOnTryAgain: 3'])
+  expect(options(cluster, 80)).toEqual(['retryDelayOnTryAgain: 2'])
 })
 
 test('Cluster nodes that reconnect must not resend either', () => {
@@ -38,7 +38,7 @@ test('Cluster nodes that reconnect must not resend either', () => {
     lazyConnect: true,
     retryDelayOnFailover: 0,
     retryDelayOnClusterDown: 0,
-    retryDelayOnTryAgain: 5,
+    retryDelayOnTryAgain: 3,
     clusterNodeRetryStrategy: () => 100,
   })
   expect(options(cluster)).toEqual(['redisOptions.autoResendUnfulfilledCommands: false'])
