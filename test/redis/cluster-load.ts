@@ -135,3 +135,17 @@ export function steadyLoad(
     },
   }
 }
+
+/** Moves `slot` from the master on `from` to the one on `to`, one key a time, `pauseMs` between keys. */
+export async function migrate(slot: number, from: Redis, to: Redis, everyone: readonly Redis[], pauseMs: number) {
+  const [fromId, toId] = [String(await from.call('CLUSTER', 'MYID')), String(await to.call('CLUSTER', 'MYID'))]
+  await to.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId)
+  await from.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId)
+  for (;;) {
+    const keys = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, 1)) as string[]
+    if (keys.length === 0) break
+    await from.call('MIGRATE', HOST, String(to.options.port), '', 0, 5000, 'KEYS', ...keys)
+    await sleep(pauseMs)
+  }
+  for (const node of [to, from, ...everyone]) await node.call('CLUSTER', 'SETSLOT', slot, 'NODE', toId)
+}

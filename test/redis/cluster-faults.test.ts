@@ -1,15 +1,26 @@
-// A Redis Cluster loses a master under load (SIGKILL, or SIGSTOP: a hang, not a refusal). Health belongs to the
-// node: keys on the healthy masters keep being decided by Redis, the failed master's keys are decided locally (or
-// refused, under 'closed') until Redis truly answers for them again (no flapping), no request the store gave up on is
-// charged later, and the store is back on Redis within a second of the replica's promotion.
+// Faults of a Redis Cluster under load, one after the other on one cluster.
+//
+// A master is lost (SIGKILL, or SIGSTOP: a hang, not a refusal). Health belongs to the node: keys on the healthy
+// masters keep being decided by Redis, the failed master's keys are decided locally (or refused, under 'closed')
+// until Redis truly answers for them again (no flapping), no request the store gave up on is charged later, and the
+// store is back on Redis within a second of the replica's promotion.
+//
+// Slots migrate from one master to another under load on stacked rules (two keys per request, in one slot). While a
+// slot is split between its source and its target, Redis answers TRYAGAIN, and the target has never loaded the script
+// (NOSCRIPT, possibly inside ioredis's "Too many Cluster redirections"). Neither says anything about a node: no outage
+// is declared, keys on an uninvolved master are decided by Redis exactly, and the requests on a migrating slot that
+// cannot be decided now fall back one by one.
 import { type CompiledRule, createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import type { Cluster } from 'ioredis'
+import Redis, { type Cluster } from 'ioredis'
 import { redisKeyOf } from '../../packages/redis/src/keys'
+import { scriptFor } from '../../packages/redis/src/script'
 import { recommendedCluster } from '../../scripts/redis-clients'
 import { type RedisCluster, startCluster } from '../../scripts/redis-server'
 import {
+  HOST,
   masterPortOf,
+  migrate,
   type Outcome,
   replicaOf,
   sleep,
@@ -24,6 +35,12 @@ const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`)
 const DECISIONS_PER_SECOND = 2000
 const COUNTER_LIMIT = 1_000_000
 
+// The migration: a limit large enough that no key is full before the slots have moved (a full key is refused
+// locally, without a call), and how many slots move.
+const MIGRATION_LIMIT = 500
+const MIGRATING = 4
+const PER_MASTER = 12
+
 let cluster: RedisCluster
 let client: Cluster
 const figures: string[] = []
@@ -37,7 +54,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.disconnect()
   await cluster?.stop()
-  if (figures.length > 0) console.log(`cluster failover figures:\n${figures.join('\n')}`)
+  if (figures.length > 0) console.log(`cluster fault figures:\n${figures.join('\n')}`)
 })
 
 /** The store's log with the time of each line. */
@@ -181,3 +198,87 @@ describe.each(['SIGKILL', 'SIGSTOP'] as const)('a master %s under 2,000 decision
     40_000,
   )
 })
+
+test('a slot migration under stacked load: no outage, uninvolved keys exact, TRYAGAIN and NOSCRIPT handled per request', async () => {
+  // Masters by role: the source of the migration, its target, and one that has nothing to do with it.
+  const masterPorts = [...new Set(client.slots.map((nodes) => Number(nodes?.[0]?.split(':')[1])))].sort()
+  const [sourcePort, targetPort, otherPort] = masterPorts as [number, number, number]
+  const onMaster = (port: number, count: number) => {
+    const keys: string[] = []
+    const slots = new Set<number>()
+    for (let i = 0; keys.length < count; i++) {
+      const key = `user:${i}`
+      const slot = slotOfUserKey(key)
+      if (masterPortOf(client, slot) === port && !slots.has(slot)) {
+        keys.push(key)
+        slots.add(slot)
+      }
+    }
+    return keys
+  }
+  const sourceKeys = onMaster(sourcePort, MIGRATING + PER_MASTER)
+  const migrating = sourceKeys.slice(0, MIGRATING)
+  const uninvolved = onMaster(otherPort, PER_MASTER)
+  const keys = [...sourceKeys, ...uninvolved]
+
+  const logs: string[] = []
+  const logger = {
+    warn: (m: string) => logs.push(m),
+    error: (m: string) => logs.push(m),
+    info: (m: string) => logs.push(m),
+  }
+  const rules = [
+    { name: 'user', limit: MIGRATION_LIMIT, window: '1h' as const },
+    { name: 'burst', limit: 1000, window: '1h' as const, algorithm: 'token-bucket' as const },
+  ]
+  const stacked = (onError: 'closed' | 'local') =>
+    createLimiter({ prefix: `migration-${onError}`, rules, store: new RedisStore({ client, onError, logger }) })
+  const [closed, local] = [stacked('closed'), stacked('local')]
+
+  const admins = masterPorts.map((port) => new Redis({ host: HOST, port }))
+  const [source, target, other] = admins as [Redis, Redis, Redis]
+  try {
+    // Every key has state on the source before the migration, so its slots hold keys to move one at a time.
+    for (const key of keys) for (const limiter of [closed, local]) await limiter.consume([key, key])
+    await target.script('FLUSH') // the target has never run the script
+    const load = steadyLoad([closed, local], keys, 1000, (key) => [key, key])
+    const started = performance.now()
+    for (const key of migrating) await migrate(slotOfUserKey(key), source, target, [other], 250)
+    const migratedMs = performance.now() - started
+    await sleep(500)
+    const [fromClosed = [], fromLocal = []] = await load.stop()
+
+    const admitted = (outcomes: typeof fromClosed, key: string) =>
+      outcomes.filter((o) => o.key === key && o.result === 'admitted').length + 1 // and the one before the load
+    const fellBack = fromClosed.filter((o) => o.result === 'unavailable')
+    // What Redis holds for a key is exactly what was admitted when every admission was Redis's; under 'local', an
+    // admission decided from local memory is missing from Redis.
+    const countedByRedis = async (limiter: typeof closed, key: string) =>
+      MIGRATION_LIMIT - ((await limiter.peek([key, key])).rules?.[0]?.remaining ?? 0)
+    const sum = (counts: number[]) => counts.reduce((a, b) => a + b, 0)
+    const uninvolvedAdmitted = sum(uninvolved.map((key) => admitted(fromClosed, key)))
+    const uninvolvedCounted = sum(await Promise.all(uninvolved.map((key) => countedByRedis(closed, key))))
+    const locallyAdmitted = sum(uninvolved.map((key) => admitted(fromLocal, key)))
+    const locallyCounted = sum(await Promise.all(uninvolved.map((key) => countedByRedis(local, key))))
+    figures.push(
+      `  ${migrating.length} slots moved from ${sourcePort} to ${targetPort} (uninvolved: ${otherPort}) in ${migratedMs.toFixed(0)} ms under ${fromClosed.length} stacked decisions ` +
+        `per store: outages logged ${logs.filter((l) => /unavailable/.test(l)).length}; requests that fell back ` +
+        `${fellBack.length} (on migrating keys ${fellBack.filter((o) => migrating.includes(o.key)).length}); ` +
+        `uninvolved keys: 'closed' admitted ${uninvolvedAdmitted}, counted by Redis ${uninvolvedCounted}; 'local' ` +
+        `admitted ${locallyAdmitted}, counted by Redis ${locallyCounted}; 'local' store errors ` +
+        `${fromLocal.filter((o) => !['admitted', 'rejected'].includes(o.result)).length}`,
+    )
+
+    expect(logs).toEqual([])
+    expect(uninvolvedAdmitted).toBe(uninvolvedCounted)
+    expect(locallyAdmitted).toBe(locallyCounted)
+    // Only requests on the slots being moved could not be decided, and only while they moved.
+    expect(fellBack.filter((o) => !migrating.includes(o.key))).toEqual([])
+    // After the move, the target decides the migrated keys: the script was loaded there (NOSCRIPT, then EVAL).
+    await new Promise<void>((resolve) => client.refreshSlotsCache(() => resolve()))
+    for (const key of migrating) expect(masterPortOf(client, slotOfUserKey(key))).toBe(targetPort)
+    expect(await target.script('EXISTS', scriptFor(['sw', 'tb']).sha)).toEqual([1])
+  } finally {
+    for (const admin of admins) admin.disconnect()
+  }
+}, 60_000)
