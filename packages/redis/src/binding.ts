@@ -89,7 +89,7 @@ export class RedisBinding implements BoundStore {
     const redisKeys = this.redisKeys(keys)
     shared.rejections.forget(redisKeys.join(''))
     for (const key of redisKeys) shared.keyErrors.forget(key)
-    for (const node of shared.nodes.all()) await node.localFor(rules)?.reset(keys)
+    for (const node of shared.nodes.all()) await node.localFor(rules, false)?.reset(keys)
     const answers = await Promise.all(
       this.groupsOf(redisKeys).map((group) => {
         const groupKeys = pick(redisKeys, group)

@@ -111,11 +111,14 @@ export class NodeHealth {
     })
   }
 
-  /** The local stand-in bound to `rules` ('local' policy), kept until this node answers for its keys again. */
-  localFor(rules: readonly CompiledRule[]): BoundStore | undefined {
+  /**
+   * The local stand-in bound to `rules` ('local' policy), kept until this node answers for its keys again; made when
+   * first needed, unless `make` is false.
+   */
+  localFor(rules: readonly CompiledRule[], make = true): BoundStore | undefined {
     let bound = this.localBindings.get(rules)
     if (bound === undefined) {
-      if (this.options.newLocal === undefined) return undefined
+      if (this.options.newLocal === undefined || !make) return undefined
       this.local ??= this.options.newLocal()
       bound = this.local.bind(rules, { logger: ALREADY_REPORTED })
       this.localBindings.set(rules, bound)

@@ -40,7 +40,10 @@ export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'del'> & NodeMap
  * const options: RedisStoreOptions = { client: new Redis(), timeout: 50, onError: 'closed' }
  */
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval`, `ping` and `del`). */
+  /**
+   * An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval` and `del`). The store warns once when
+   * its options let a call the store gave up on reach Redis later (see "Client options" in the README).
+   */
   client: RedisStoreClient
   /**
    * How long, in ms, Redis may leave this instance's oldest call unanswered, while this instance is free to read,
@@ -54,9 +57,12 @@ export interface RedisStoreOptions {
    * answers again; `'open'` admits; `'closed'` throws `StoreUnavailableError` (the HTTP adapters answer 503).
    */
   onError?: FailurePolicy
-  /** Gets one warning per outage and (with an `info` method) one line per recovery. Default `console`. */
+  /**
+   * Gets one warning per outage of a node and (with an `info` method) one line per recovery, one error per key whose
+   * state the script cannot use, and one warning about risky client options. Default `console`.
+   */
   logger?: Logger
-  /** During an outage, how often one probe (a small write in a slot that failed) asks whether Redis is back, in ms. Default 250. */
+  /** During an outage, how often one probe (a small write in the slot that failed) asks whether Redis is back, in ms. Default 250. */
   probeIntervalMs?: number
   /** Rejected keys remembered for the local short-circuit; 0 turns it off. Default 10 000. */
   shortCircuitMaxKeys?: number
