@@ -130,7 +130,7 @@ export class RedisBinding implements BoundStore {
     try {
       return await nodes
         .forKey(first)
-        .call(first, (replied) => runner.run(this.planOf(group), groupKeys, cost, mode, replied))
+        .call(first, (resent) => runner.run(this.planOf(group), groupKeys, cost, mode, resent))
     } catch (error) {
       if (reachOf(error) !== 'key') throw error
       // The script names the rule (within this call) whose key it could not use.

@@ -84,23 +84,19 @@ export class Deadlines {
   }
 
   /**
-   * Settles as `work` does, unless its deadline passes first. `work` gets `replied`, to call when a reply arrives on
-   * the connection that does not settle the call (NOSCRIPT, before the script is sent again).
+   * Settles as `work` does, unless its deadline passes first. `work` gets `resent`, to call when it sends the call
+   * again on the connection (after NOSCRIPT, the script itself): Redis replied, and the call's reply now comes after
+   * those of the commands sent before it again, so it takes its place at the back of the line.
    */
-  run<T>(work: (replied: () => void) => Promise<T>): Promise<T> {
+  run<T>(work: (resent: () => void) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const call: Waiting = {
-        seq: this.sent++,
-        sentAt: performance.now(),
-        idleAtSend: this.idle(),
-        reject,
-        settled: false,
-      }
-      this.line.push(call)
+      let call = this.enqueue(reject)
       if (!this.scheduled) this.arm(this.options.timeoutMs)
       let answer: Promise<T>
       try {
-        answer = work(this.replied)
+        answer = work(() => {
+          call = this.resend(call)
+        })
       } catch (error) {
         answer = Promise.reject(error)
       }
@@ -131,9 +127,30 @@ export class Deadlines {
     this.overtakenAt = undefined
   }
 
-  private readonly replied = (): void => {
+  private enqueue(reject: (error: Error) => void): Waiting {
+    const call: Waiting = {
+      seq: this.sent++,
+      sentAt: performance.now(),
+      idleAtSend: this.idle(),
+      reject,
+      settled: false,
+    }
+    this.line.push(call)
+    return call
+  }
+
+  private replied(): void {
     this.lastReplyAt = performance.now()
     this.lastReplyIdle = this.idle()
+  }
+
+  /** A call sent again: its place in the line is left (without counting as answered), and it queues anew. */
+  private resend(call: Waiting): Waiting {
+    this.replied()
+    if (call.settled) return call // given up already: the resend's reply is only absorbed
+    call.settled = true
+    if (this.line[this.head] === call) this.pop()
+    return this.enqueue(call.reject)
   }
 
   /** Takes in a call's reply or error; answers whether the call was still waiting for it. */

@@ -51,7 +51,7 @@ export interface NodeOptions {
  * local counts kept meanwhile dropped. A key error is the caller's; a slot error falls back for that call alone.
  *
  * @example
- * const outcome = await node.call(redisKey, (replied) => runner.run(plan, keys, 1, 'charge', replied))
+ * const outcome = await node.call(redisKey, (resent) => runner.run(plan, keys, 1, 'charge', resent))
  * if (outcome instanceof Away) fallBack(outcome)
  */
 export class NodeHealth {
@@ -69,7 +69,7 @@ export class NodeHealth {
   }
 
   /** Runs `work` on this node within its deadlines, unless the node is away; Away when the work was not done. */
-  async call<T>(key: string, work: (replied: () => void) => Promise<T>): Promise<T | Away> {
+  async call<T>(key: string, work: (resent: () => void) => Promise<T>): Promise<T | Away> {
     if (this.outage !== undefined) {
       this.tick()
       return this.outage

@@ -59,10 +59,10 @@ export class ScriptRunner {
   ) {}
 
   /**
-   * One call of `plan`'s script on `redisKeys`. `replied` is told when Redis answered NOSCRIPT: the connection is
-   * alive, and the call goes on with the reload.
+   * One call of `plan`'s script on `redisKeys`. `resent` is told when Redis answered NOSCRIPT and the call is sent
+   * again, with the script.
    */
-  run(plan: Plan, redisKeys: readonly string[], cost: number, mode: Mode, replied?: () => void): Promise<Outcome[]> {
+  run(plan: Plan, redisKeys: readonly string[], cost: number, mode: Mode, resent?: () => void): Promise<Outcome[]> {
     const { script, ruleArgs, ruleCount } = plan
     const args: (string | number)[] = redisKeys.slice()
     if (this.clock === undefined) args.push(mode, '', 0, cost)
@@ -72,8 +72,9 @@ export class ScriptRunner {
       (reply) => parseReply(reply, ruleCount),
       (error: unknown) => {
         if (errorCode(error) !== 'NOSCRIPT') throw error
-        replied?.()
-        return this.client.eval(script.source, redisKeys.length, ...args).then((reply) => parseReply(reply, ruleCount))
+        const reload = this.client.eval(script.source, redisKeys.length, ...args)
+        resent?.()
+        return reload.then((reply) => parseReply(reply, ruleCount))
       },
     )
   }

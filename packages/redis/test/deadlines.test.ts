@@ -80,23 +80,34 @@ test('while replies keep coming, the oldest call waits its turn: a backlog is a 
   expect(calls.map((c) => c.result)).toEqual(replies.map((_, i) => `ok ${i}`))
 })
 
-test('a reply that does not settle its call (NOSCRIPT before the reload) shows the connection is alive', async () => {
+test('a call sent again (NOSCRIPT, then the script) queues anew: the calls sent before it do not overtake it', async () => {
   const { deadlines, wait } = clocked()
-  const reload = pending()
-  let replied!: () => void
-  const call = outcome(
-    deadlines.run((onReply) => {
-      replied = onReply
-      return reload.promise
-    }),
-  )
+  const reloads = [pending(), pending()]
+  const others = [pending(), pending()]
+  const calls = reloads.map((reload, i) => {
+    let resent!: () => void
+    const call = outcome(
+      deadlines.run((onResent) => {
+        resent = onResent
+        return reload.promise
+      }),
+    )
+    const other = outcome(deadlines.run(() => (others[i] as ReturnType<typeof pending>).promise))
+    return { call, other, resend: () => resent() }
+  })
+  const [answered, silent] = calls as [(typeof calls)[0], (typeof calls)[0]]
   await wait(90)
-  replied()
-  await wait(90)
-  expect(call.result).toBeUndefined()
-  reload.resolve('loaded')
-  await wait(1)
-  expect(call.result).toBe('ok loaded')
+  answered.resend() // NOSCRIPT arrived; the script goes out behind the other calls
+  silent.resend()
+  await wait(60)
+  for (const other of others) other.resolve('other') // answered before the reloads, in order
+  await wait(95)
+  expect(answered.call.result).toBeUndefined() // next in line, 95 ms after the last reply
+  reloads[0]?.resolve('loaded')
+  await wait(110)
+  expect(answered.call.result).toBe('ok loaded')
+  // The second reload never comes: the connection is silent, which concerns the node, not one call.
+  expect(silent.call.result).toBe('node: Redis did not answer within 100 ms')
 })
 
 test('a call overtaken by later ones is given up alone, as a slot condition, counting from when it was overtaken', async () => {
