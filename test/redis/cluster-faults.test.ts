@@ -179,6 +179,15 @@ describe.each(['SIGKILL', 'SIGSTOP'] as const)('a master %s under 2,000 decision
         `(process frozen at most ${frozenMs.toFixed(0)} ms)`,
     )
 
+    // When more than the one outage was logged, say which, for whoever reads a failure.
+    for (const [name, log] of [
+      ['local', localLog],
+      ['closed', closedLog],
+    ] as const) {
+      if (outages(log) === 1) continue
+      for (const line of log.lines) figures.push(`    ${name} +${(line.at - faultAt).toFixed(0)} ms: ${line.message}`)
+    }
+
     expect(healthyRefused).toBe(0)
     expect(healthyOverLimit).toEqual([])
     expect(failedRefused).toBeGreaterThan(0)
