@@ -2,8 +2,9 @@
 // and refunds when a slot rejects what another slot admitted.
 import { createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import Redis, { Cluster } from 'ioredis'
+import Redis, { type Cluster } from 'ioredis'
 import { keySlot } from '../../packages/redis/src/slot'
+import { recommendedCluster } from '../../scripts/redis-clients'
 import { type RedisCluster, startCluster } from '../../scripts/redis-server'
 import { differential, ODD_KEYS } from './differential'
 
@@ -13,8 +14,7 @@ let nodes: Redis[] = []
 
 beforeAll(async () => {
   cluster = await startCluster()
-  client = new Cluster([...cluster.startupNodes], { lazyConnect: true })
-  await client.connect()
+  client = await recommendedCluster(cluster.startupNodes)
   nodes = cluster.nodes.map((n) => new Redis({ host: n.host, port: n.port }))
 }, 120_000)
 

@@ -1,6 +1,7 @@
 // MemoryStore and RedisStore replay the same random traces at the same instants and must agree on every outcome
 // (allowed, remaining, resetMs, retryAfterMs, delayMs), for every algorithm, alone and stacked, on one redis-server.
-import Redis from 'ioredis'
+import type Redis from 'ioredis'
+import { recommendedClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 import { differential } from './differential'
 
@@ -9,8 +10,7 @@ let client: Redis
 
 beforeAll(async () => {
   server = await startRedis()
-  client = new Redis({ host: server.host, port: server.port, lazyConnect: true })
-  await client.connect()
+  client = await recommendedClient(server.port)
 })
 
 afterAll(async () => {

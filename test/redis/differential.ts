@@ -172,7 +172,7 @@ export async function differential(
     let now = trace.start
     const clock = () => now
     const memoryStore = new MemoryStore({ clock })
-    const redisStore = replayStore({ client, clock, shortCircuitMaxKeys: 0, timeout: 5000 })
+    const redisStore = replayStore({ client, clock, shortCircuitMaxKeys: 0 })
     const memory = memoryStore.bind(rules)
     const redis = redisStore.bind(rules)
     let last: readonly Outcome[] = []
