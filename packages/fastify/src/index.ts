@@ -1,14 +1,21 @@
-import type { HttpAdapter } from '@sluice/core'
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
+import {
+  createHttpPolicy,
+  type Decision,
+  type HttpAdapter,
+  type HttpLimitOptions,
+  InvalidOptionError,
+  MemoryStore,
+  writeVerdict,
+} from '@sluice/core'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
-  RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
+import { routeLimits } from './routes'
 
 /**
  * Options of a route's `config.rateLimit`: the plugin's options, overridden for this route.
@@ -47,10 +54,6 @@ declare module 'fastify' {
   }
 }
 
-// With any of these, a route defines its own limit rather than adjusting the plugin's.
-const OWN_LIMIT = ['limit', 'rules'] as const
-const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'rules'] as const
-
 /** A reply's Node response is `reply.raw`. */
 const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResponse: (reply) => reply.raw }
 
@@ -79,53 +82,33 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
   }
 }
 
-function routeLimitOptions(
-  plugin: FastifyRouteRateLimitOptions,
-  route: FastifyRouteRateLimitOptions,
-  routeOptions: RouteOptions,
-): FastifyRouteRateLimitOptions {
-  const merged: Record<string, unknown> = { ...plugin }
-  if (OWN_LIMIT.some((field) => route[field] !== undefined)) for (const field of LIMIT_FIELDS) delete merged[field]
-  Object.assign(merged, route)
-  const options = merged as FastifyRouteRateLimitOptions
-  if (route.prefix !== undefined) return options
-  // A key space of the route's own, so its counts never mix with the global limit's on a shared store.
-  const method = Array.isArray(routeOptions.method) ? routeOptions.method.join(',') : routeOptions.method
-  return { ...options, prefix: `${plugin.prefix ?? 'sluice'}:${method}:${routeOptions.url}` }
-}
-
 const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   fastify: FastifyInstance,
   options: FastifyRateLimitOptions,
 ) => {
   const { global = true, ...plugin } = options
   if (typeof global !== 'boolean') throw new InvalidOptionError('global', 'must be true or false')
-  // The onRequest hook runs before Fastify reads the body, so a rejected upload is never parsed.
-  if (global) {
-    const limit = limitHook(plugin)
-    fastify.addHook('onRequest', async function rateLimit(request, reply) {
-      // A route with its own config (or false) is limited by its own hook alone.
-      if (request.routeOptions.config.rateLimit !== undefined) return
-      await limit.call(this, request, reply)
-    })
-  }
-  fastify.addHook('onRoute', (routeOptions) => {
-    const route = routeOptions.config?.rateLimit
-    if (route === undefined || route === false) return
-    if (route === null || typeof route !== 'object') {
-      throw new InvalidOptionError('config.rateLimit', `must be an object or false on route ${routeOptions.url}`)
-    }
-    const hook = limitHook(routeLimitOptions(plugin, route, routeOptions))
-    const existing = routeOptions.onRequest
-    routeOptions.onRequest =
-      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook]
+  // One store for the global limit and every route's unless given: a route's counters live under keys of their own.
+  const limits = routeLimits(
+    plugin.store === undefined ? { ...plugin, store: new MemoryStore() } : plugin,
+    global,
+    limitHook,
+  )
+  // onRoute hooks see only the routes declared after them: this one builds those limits early, so an invalid config
+  // fails at startup. The limit itself is applied by the onRequest hook below, which Fastify adds to every context
+  // (even those created before the plugin was registered) and every route (settled when the app is ready). It runs
+  // before Fastify reads the body, so a rejected upload is never parsed.
+  fastify.addHook('onRoute', (route) => limits.declare(route))
+  fastify.addHook('onRequest', async function rateLimit(request, reply) {
+    const limit = limits.of(request)
+    if (limit !== undefined) await limit.call(this, request, reply)
   })
 }
 
 /**
  * The Fastify 5 plugin: limits every route (by client IP unless given a `key`) in an `onRequest` hook, before the
- * body is parsed; a route's `config: { rateLimit: {...} }` gives it a limit of its own, `false` none. Register it
- * before the routes it limits.
+ * body is parsed; a route's `config: { rateLimit: {...} }` gives it a limit of its own, `false` none, whether the
+ * route is declared before or after the plugin is registered. A route's automatic HEAD shares its GET's counter.
  *
  * @example
  * import Fastify from 'fastify'
