@@ -287,14 +287,16 @@ describe('ipKey, property: every spelling of one address gives one key, distinct
 
 describe('the default key of a limiter', () => {
   const factsFrom = (ip: string | undefined) => ({ ip, method: 'GET', path: '/', headers: {}, trustsProxy: () => true })
-  const raw = { once: () => undefined }
+  const adapter = { ownOptions: [], rawResponse: () => ({ once: () => undefined }) }
 
   it('limits requests without an address together, warning once through the limiter logger', async () => {
     const warnings: string[] = []
-    const policy = createHttpPolicy({ limit: 2, window: '1m', logger: { warn: (m) => warnings.push(m), error() {} } })
+    const policy = createHttpPolicy(
+      { limit: 2, window: '1m', logger: { warn: (m) => warnings.push(m), error() {} } },
+      adapter,
+    )
     const actions: string[] = []
-    for (const ip of [undefined, '', undefined, ' '])
-      actions.push((await policy.handle({}, {}, factsFrom(ip), raw)).action)
+    for (const ip of [undefined, '', undefined, ' ']) actions.push((await policy.handle({}, {}, factsFrom(ip))).action)
     expect(actions).toEqual(['pass', 'pass', 'reject', 'reject'])
     expect(warnings).toEqual([expect.stringContaining('without a client address')])
   })
