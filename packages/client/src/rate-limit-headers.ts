@@ -76,6 +76,18 @@ interface Found {
   quotas: RateLimitQuota[]
 }
 
+/**
+ * The longest field read, in characters. A RateLimit field of 8 KiB holds some 200 policies; anything longer is
+ * not a rate-limit report but an attack on the parser, and is ignored without being read.
+ */
+const MAX_FIELD_LENGTH = 8192
+
+/** A field's value, or `null` when it is absent or too long to be a rate-limit report. */
+function field(fields: Headers, name: string): string | null {
+  const value = fields.get(name)
+  return value !== null && value.length <= MAX_FIELD_LENGTH ? value : null
+}
+
 function ietf(fields: Headers): Found | undefined {
   const byName = new Map<string, RateLimitQuota>()
   const quotaFor = (name: string) => {
@@ -86,7 +98,7 @@ function ietf(fields: Headers): Found | undefined {
     }
     return quota
   }
-  for (const member of list(fields.get('ratelimit-policy'))) {
+  for (const member of list(field(fields, 'ratelimit-policy'))) {
     const name = identifier(member)
     const limit = member.params.get('q')
     // The draft makes q required: an item without a valid one is malformed and ignored.
@@ -98,7 +110,7 @@ function ietf(fields: Headers): Found | undefined {
     const unit = member.params.get('qu')
     if (typeof unit === 'string') quota.quotaUnit = unit
   }
-  for (const member of list(fields.get('ratelimit'))) {
+  for (const member of list(field(fields, 'ratelimit'))) {
     const name = identifier(member)
     const remaining = member.params.get('r')
     if (name === undefined || !isCount(remaining)) continue
@@ -111,7 +123,7 @@ function ietf(fields: Headers): Found | undefined {
 }
 
 function draft7(fields: Headers): Found | undefined {
-  const value = fields.get('ratelimit')
+  const value = field(fields, 'ratelimit')
   if (value === null) return undefined
   let dictionary: ReturnType<typeof parseDictionary>
   try {
@@ -134,11 +146,11 @@ function draft7(fields: Headers): Found | undefined {
 function draft6(fields: Headers): Found | undefined {
   const quota: RateLimitQuota = {}
   // Early drafts allowed `RateLimit-Limit: 10, 10;w=1, 50;w=60`: the first member is the limit that binds.
-  const [first] = list(fields.get('ratelimit-limit'))
+  const [first] = list(field(fields, 'ratelimit-limit'))
   if (first && isCount(first.value)) quota.limit = first.value
-  const remaining = integerItem(fields.get('ratelimit-remaining'))
+  const remaining = integerItem(field(fields, 'ratelimit-remaining'))
   if (remaining !== undefined) quota.remaining = remaining
-  const reset = integerItem(fields.get('ratelimit-reset'))
+  const reset = integerItem(field(fields, 'ratelimit-reset'))
   if (reset !== undefined) quota.resetMs = reset * 1000
   if (quota.limit === undefined && quota.remaining === undefined && quota.resetMs === undefined) return undefined
   addWindow(quota, fields)
@@ -147,11 +159,11 @@ function draft6(fields: Headers): Found | undefined {
 
 function xRateLimit(fields: Headers, serverNowMs: number): Found | undefined {
   const quota: RateLimitQuota = {}
-  const limit = plainNumber(fields.get('x-ratelimit-limit'))
+  const limit = plainNumber(field(fields, 'x-ratelimit-limit'))
   if (limit !== undefined && Number.isInteger(limit)) quota.limit = limit
-  const remaining = plainNumber(fields.get('x-ratelimit-remaining'))
+  const remaining = plainNumber(field(fields, 'x-ratelimit-remaining'))
   if (remaining !== undefined && Number.isInteger(remaining)) quota.remaining = remaining
-  const reset = plainNumber(fields.get('x-ratelimit-reset'))
+  const reset = plainNumber(field(fields, 'x-ratelimit-reset'))
   if (reset !== undefined) quota.resetMs = resetToMs(reset, serverNowMs)
   if (quota.limit === undefined && quota.remaining === undefined && quota.resetMs === undefined) return undefined
   return { format: 'x-ratelimit', quotas: [quota] }
@@ -166,7 +178,7 @@ function resetToMs(reset: number, serverNowMs: number): number {
 
 /** Adds the window of a draft-6/draft-7 `RateLimit-Policy` whose quota matches the limit (`100;w=60`). */
 function addWindow(quota: RateLimitQuota, fields: Headers): void {
-  const policies = list(fields.get('ratelimit-policy')).filter((member) => isCount(member.value))
+  const policies = list(field(fields, 'ratelimit-policy')).filter((member) => isCount(member.value))
   const match =
     policies.find((member) => member.value === quota.limit) ?? (quota.limit === undefined ? policies[0] : undefined)
   if (match === undefined) return
@@ -218,10 +230,15 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0
 }
 
-/** X-RateLimit-* are not structured fields: a plain non-negative number, possibly with a fraction (Discord). */
+/**
+ * X-RateLimit-* are not structured fields: a plain non-negative number, possibly with a fraction (Discord). At
+ * most 15 digits before the point, as for a structured-field Integer: a longer one is not a count or a time, and
+ * 309 digits would read as Infinity.
+ */
 function plainNumber(value: string | null): number | undefined {
-  if (value === null || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined
-  return Number(value)
+  const text = value?.trim()
+  if (text === undefined || !/^\d{1,15}(\.\d{1,15})?$/.test(text)) return undefined
+  return Number(text)
 }
 
 /** Combines repeated fields with ", " as RFC 9110 s5.3 allows, so a List split over two lines parses whole. */
