@@ -55,6 +55,8 @@ export function serverNow(headers: Headers, nowMs: number): number {
   return parsed ?? nowMs
 }
 
+const LONGEST_DELAY_SECONDS = 2 ** 31
+
 /**
  * How long `Retry-After` asks to wait, in ms (RFC 9110 s10.2.3: delay-seconds or an HTTP-date), or `undefined`
  * when the field is absent or malformed, so that the caller falls back to its own backoff. A date in the past
@@ -64,8 +66,9 @@ export function parseRetryAfter(headers: Headers, nowMs: number): number | undef
   const value = headers.get('retry-after')
   if (value === null) return undefined
   const text = value.trim()
-  // delay-seconds = 1*DIGIT: no sign, no fraction, no exponent.
-  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // delay-seconds = 1*DIGIT: no sign, no fraction, no exponent. Like a cache reading delta-seconds (RFC 9111
+  // s1.2.2), a value past 2^31 s (68 years) is read as 2^31 s: a number too long to hold must not become Infinity.
+  if (/^\d+$/.test(text)) return Math.min(Number(text), LONGEST_DELAY_SECONDS) * 1000
   const at = parseHttpDate(text, nowMs)
   if (at === undefined) return undefined
   return Math.max(0, at - serverNow(headers, nowMs))

@@ -232,11 +232,15 @@ function resolveOptions(options: PoliteFetchOptions): Settings {
   if (!Number.isInteger(settings.maxAttempts) || settings.maxAttempts < 1) {
     invalidOption('maxAttempts', 'must be an integer >= 1 (the first try counts)', options.maxAttempts)
   }
-  for (const name of ['baseDelayMs', 'maxDelayMs', 'maxWaitMs'] as const) {
+  // A backoff is a wait the client chooses, so it must be finite; maxWaitMs only bounds what the server may ask.
+  for (const name of ['baseDelayMs', 'maxDelayMs'] as const) {
     const value = settings[name]
-    if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
-      invalidOption(name, 'must be a number of ms >= 0', options[name])
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+      invalidOption(name, 'must be a finite number of ms >= 0', options[name])
     }
+  }
+  if (typeof settings.maxWaitMs !== 'number' || Number.isNaN(settings.maxWaitMs) || settings.maxWaitMs < 0) {
+    invalidOption('maxWaitMs', 'must be a number of ms >= 0 (Infinity waits for anything)', options.maxWaitMs)
   }
   if (settings.jitter !== 'full' && settings.jitter !== 'none')
     invalidOption('jitter', "must be 'full' or 'none'", options.jitter)
