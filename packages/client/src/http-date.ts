@@ -37,11 +37,16 @@ export function parseHttpDate(value: string, nowMs: number): number | undefined 
 function utc(year: number, month: string, day: string, hours: string, minutes: string, seconds: string) {
   const monthIndex = MONTHS.indexOf(month)
   const [d, h, m, s] = [Number(day), Number(hours), Number(minutes), Number(seconds)]
-  // RFC 9110 allows a leap second (60); nothing else out of range is a date.
-  if (d < 1 || d > 31 || h > 23 || m > 59 || s > 60) return undefined
-  const ms = Date.UTC(year, monthIndex, d, h, m, s)
-  // Date.UTC rolls 31 Feb over into March; such a date is malformed, not a date in March.
-  return new Date(ms).getUTCDate() === d || s === 60 ? ms : undefined
+  // RFC 9110 allows a leap second (60); nothing else out of range is a time.
+  if (h > 23 || m > 59 || s > 60) return undefined
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const date = new Date(0)
+  date.setUTCFullYear(year, monthIndex, d)
+  // The day is checked on its own, before the time: 31 Feb rolls over into March, and a date is either a real day
+  // or malformed. A leap second then rolls into the next minute, which is when it ends.
+  if (date.getUTCMonth() !== monthIndex || date.getUTCDate() !== d) return undefined
+  date.setUTCHours(h, m, s)
+  return date.getTime()
 }
 
 /**
