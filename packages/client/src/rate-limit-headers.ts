@@ -18,7 +18,7 @@ export interface RateLimitQuota {
 }
 
 /** Which header family the information came from. */
-export type RateLimitFormat = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit'
+export type RateLimitFormat = 'ietf' | 'draft-7' | 'draft-6' | 'legacy'
 
 /**
  * The rate-limit state a server reported. The top-level fields are those of the quota that binds (the one with
@@ -49,7 +49,7 @@ export interface ParseRateLimitOptions {
  *   (draft-ietf-httpapi-ratelimit-headers -08 to -11), one item per policy, possibly several;
  * - `'draft-7'`: `RateLimit: limit=100, remaining=42, reset=18` with `RateLimit-Policy: 100;w=60`;
  * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`;
- * - `'x-ratelimit'`: `X-RateLimit-Limit`, `-Remaining`, `-Reset`. The reset is read as a Unix time in seconds when
+ * - `'legacy'`: `X-RateLimit-Limit`, `-Remaining`, `-Reset`. The reset is read as a Unix time in seconds when
  *   it is above 1e9 (as GitHub sends it; above 1e12, in ms) and as seconds from now otherwise (as many others do):
  *   1e9 seconds is 31 years, longer than any window, and 1e9 as a Unix time is in 2001, before any response.
  *
@@ -66,7 +66,7 @@ export function parseRateLimitHeaders(
 ): RateLimitInfo | undefined {
   const fields = toHeaders(headers)
   const nowMs = (options.now ?? Date.now)()
-  const found = ietf(fields) ?? draft7(fields) ?? draft6(fields) ?? xRateLimit(fields, serverNow(fields, nowMs))
+  const found = ietf(fields) ?? draft7(fields) ?? draft6(fields) ?? legacy(fields, serverNow(fields, nowMs))
   if (found === undefined || found.quotas.length === 0) return undefined
   return { ...binding(found.quotas), format: found.format, quotas: found.quotas }
 }
@@ -157,7 +157,7 @@ function draft6(fields: Headers): Found | undefined {
   return { format: 'draft-6', quotas: [quota] }
 }
 
-function xRateLimit(fields: Headers, serverNowMs: number): Found | undefined {
+function legacy(fields: Headers, serverNowMs: number): Found | undefined {
   const quota: RateLimitQuota = {}
   const limit = plainNumber(field(fields, 'x-ratelimit-limit'))
   if (limit !== undefined && Number.isInteger(limit)) quota.limit = limit
@@ -166,7 +166,7 @@ function xRateLimit(fields: Headers, serverNowMs: number): Found | undefined {
   const reset = plainNumber(field(fields, 'x-ratelimit-reset'))
   if (reset !== undefined) quota.resetMs = resetToMs(reset, serverNowMs)
   if (quota.limit === undefined && quota.remaining === undefined && quota.resetMs === undefined) return undefined
-  return { format: 'x-ratelimit', quotas: [quota] }
+  return { format: 'legacy', quotas: [quota] }
 }
 
 /** An X-RateLimit-Reset value as ms from now: a Unix time in ms or seconds, or a number of seconds from now. */

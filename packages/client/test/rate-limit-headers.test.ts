@@ -124,7 +124,7 @@ describe('parseRateLimitHeaders', () => {
         },
         { now: () => NOW + 3_600_000 },
       )
-      expect(info).toMatchObject({ format: 'x-ratelimit', limit: 5000, remaining: 0, resetMs: 90_000 })
+      expect(info).toMatchObject({ format: 'legacy', limit: 5000, remaining: 0, resetMs: 90_000 })
     })
 
     it('without a Date header, measures a Unix time from the injected clock', () => {
@@ -161,7 +161,7 @@ describe('parseRateLimitHeaders', () => {
 
   it('falls back to an older form when the RateLimit field is malformed', () => {
     const info = parseRateLimitHeaders({ ratelimit: 'remaining=', 'x-ratelimit-remaining': '60' })
-    expect(info).toMatchObject({ format: 'x-ratelimit', remaining: 60 })
+    expect(info).toMatchObject({ format: 'legacy', remaining: 60 })
   })
 })
 
@@ -186,7 +186,7 @@ describe('parseRateLimitHeaders on hostile input', () => {
     expect(parseRateLimitHeaders({ ratelimit: within })?.quotas.length).toBeGreaterThan(400)
     const beyond = `${within}, ${' '.repeat(8192)}"last";r=1;t=1`
     expect(parseRateLimitHeaders({ ratelimit: beyond, 'x-ratelimit-remaining': '7' })).toMatchObject({
-      format: 'x-ratelimit',
+      format: 'legacy',
       remaining: 7,
     })
   })
