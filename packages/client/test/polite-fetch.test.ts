@@ -272,6 +272,28 @@ describe('politeFetch: which requests are retried', () => {
     expect(waits).toEqual([])
   })
 
+  it.each(['POST', 'PATCH', 'PURGE'])(
+    'tries a %s answered 429 without an Idempotency-Key once: it is not safe to repeat',
+    async (method) => {
+      const { url, seen } = await server((_req, res) => reply(res, 429, { 'retry-after': '1' }, 'refused'))
+      const { waits, events, settings } = recorder()
+      const res = await politeFetch(url, { method, body: 'change' }, settings)
+      expect([res.status, await res.text()]).toEqual([429, 'refused'])
+      expect(seen.map((r) => [r.method, r.headers['idempotency-key']])).toEqual([[method, undefined]])
+      expect([waits, events]).toEqual([[], []])
+    },
+  )
+
+  it('retries a PATCH answered 429 that carries an Idempotency-Key, with the same key and body', async () => {
+    const { url, seen } = await refuseThenServe(2, 429, () => ({ 'retry-after': '1' }))
+    const init = { method: 'PATCH', body: '{"qty":2}', headers: { 'Idempotency-Key': 'cart-9' } }
+    const res = await politeFetch(url, init, recorder().settings)
+    expect(res.status).toBe(200)
+    expect(seen.map((r) => [r.method, r.headers['idempotency-key'], r.body])).toEqual(
+      Array(3).fill(['PATCH', 'cart-9', '{"qty":2}']),
+    )
+  })
+
   it('with idempotencyKey: true, every retry of a POST carries the same generated key and the same body', async () => {
     const { url, seen } = await refuseThenServe(3, 429, () => ({ 'retry-after': '1' }))
     const res = await politeFetch(
