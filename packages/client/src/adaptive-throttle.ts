@@ -28,7 +28,15 @@ export interface AdaptiveThrottleCounters {
   readonly refusedLocally: number
 }
 
-/** Adaptive client-side throttling, shared by every request given to it. {@link politeFetch} calls it itself. */
+/**
+ * Adaptive client-side throttling, shared by every request given to it. {@link politeFetch} calls it itself;
+ * around another client, call it yourself.
+ *
+ * @example
+ * if (!throttle.admit(url)) throw new Error('refused locally: the server is refusing most work')
+ * const res = await undici.request(url)
+ * throttle.record(url, res.statusCode !== 429 && res.statusCode !== 503)
+ */
 export interface AdaptiveThrottle {
   /** Whether to send a request to `target` now; `false` (drawn with the refusal probability) means refuse it locally. */
   admit(target: string | URL): boolean

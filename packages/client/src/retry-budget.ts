@@ -35,7 +35,15 @@ export interface RetryBudgetCounters {
   readonly refusedLocally: number
 }
 
-/** A retry budget, shared by every request given to it. {@link politeFetch} calls both methods itself. */
+/**
+ * A retry budget, shared by every request given to it. {@link politeFetch} calls both methods itself; around
+ * another client, call them yourself.
+ *
+ * @example
+ * budget.recordRequest(url)
+ * let res = await got(url, { throwHttpErrors: false, retry: { limit: 0 } })
+ * if (res.statusCode === 503 && budget.tryRetry(url)) res = await got(url, { throwHttpErrors: false })
+ */
 export interface RetryBudget {
   /** Counts a first attempt to `target` (a URL, or any key), made now. */
   recordRequest(target: string | URL): void
