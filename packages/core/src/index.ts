@@ -8,6 +8,7 @@ export { createLimiter, type Limiter, type LimiterOptions, RateLimitError } from
 export type { Logger } from './logger'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export * from './protect'
 export type { CompiledRule, RuleOptions } from './rules'
 // The rest of a store author's kit (BoundStore, decisionOf, KeySpaces...) is in @sluice/core/store.
 export { committed, evaluateRules, type FailurePolicy, type Outcome, type Store } from './store'

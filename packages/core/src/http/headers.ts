@@ -69,6 +69,15 @@ export function headerModes(value: unknown, option = 'headers'): readonly Header
   return modes as HeaderMode[]
 }
 
+/**
+ * The header of every refusal Sluice writes (429, 503, 413): RFC 6585 s4 and RFC 9111 s5.2.2.5, a refusal describes
+ * this moment, so no cache may store and replay it.
+ *
+ * @example
+ * res.setHeader(...NO_STORE)
+ */
+export const NO_STORE = ['Cache-Control', 'no-store'] as const
+
 /** Whole seconds, rounded up, so a client that waits that long is never early. */
 export function ceilSeconds(ms: number): number {
   return Math.ceil(ms / 1000)
@@ -81,7 +90,7 @@ export function ceilSeconds(ms: number): number {
  * @example
  * retryAfterSeconds({ ...decision, retryAfterMs: 1200 }) // 2
  */
-export function retryAfterSeconds(decision: RuleDecision): number {
+export function retryAfterSeconds(decision: Pick<RuleDecision, 'retryAfterMs'>): number {
   return Math.max(1, ceilSeconds(decision.retryAfterMs))
 }
 

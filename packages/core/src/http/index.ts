@@ -3,6 +3,7 @@ export {
   type HeaderMode,
   type HeadersOption,
   headerModes,
+  NO_STORE,
   rateLimitHeaders,
   retryAfterSeconds,
 } from './headers'
