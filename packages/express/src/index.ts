@@ -74,3 +74,9 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
 }
 
 export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+export {
+  concurrencyLimit,
+  type ExpressConcurrencyLimitOptions,
+  type ExpressShedLoadOptions,
+  shedLoad,
+} from './protect'

@@ -124,3 +124,9 @@ export const rateLimit = fp(sluiceRateLimit, { fastify: '5.x', name: '@sluice/fa
 export default rateLimit
 
 export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+export {
+  concurrencyLimit,
+  type FastifyConcurrencyLimitOptions,
+  type FastifyShedLoadOptions,
+  shedLoad,
+} from './protect'

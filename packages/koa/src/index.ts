@@ -74,3 +74,9 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
 }
 
 export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+export {
+  concurrencyLimit,
+  type KoaConcurrencyLimitOptions,
+  type KoaShedLoadOptions,
+  shedLoad,
+} from './protect'
