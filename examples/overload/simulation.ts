@@ -48,6 +48,8 @@ export interface SimulationSpec {
   readonly kind?: (random: () => number) => RequestKind
   /** Seed of the arrivals. */
   readonly seed?: number
+  /** Also `count` requests at the one instant `atMs`, on top of the phases. */
+  readonly burst?: { readonly atMs: number; readonly count: number }
 }
 
 export type Result = 'served' | 'late' | 'shed' | 'abandoned' | 'limited'
@@ -224,6 +226,12 @@ export async function simulate(spec: SimulationSpec): Promise<SimulationRun> {
       }
     }
     start = phase.untilMs
+  }
+  if (spec.burst !== undefined) {
+    for (let i = 0; i < spec.burst.count; i++) {
+      const kind = spec.kind?.(random) ?? NORMAL
+      time.at(spec.burst.atMs, () => arrive(kind))
+    }
   }
   const durationMs = start
   const end = durationMs + spec.patienceMs + 1
