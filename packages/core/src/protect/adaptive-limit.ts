@@ -49,7 +49,7 @@ export class AdaptiveLimit {
   ) {
     const given = options === true ? {} : options
     checkObject(given, 'adaptive')
-    checkOptionNames(given, ['minInFlight', 'tolerance'], 'adaptive')
+    checkOptionNames(given, ['minInFlight', 'tolerance'], 'adaptive', {}, 'adaptive.')
     this.minInFlight = wholeNumber(given.minInFlight, 'adaptive.minInFlight', 1, 1)
     if (this.minInFlight > maxInFlight) {
       throw new InvalidOptionError('adaptive.minInFlight', `must not exceed maxInFlight (${maxInFlight})`)

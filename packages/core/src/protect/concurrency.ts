@@ -155,9 +155,12 @@ class Limiter implements ConcurrencyLimiter {
   private renew(): void {
     for (const [key, holders] of this.holding) {
       // A failed renewal is not retried: the lease stays valid until it expires, and the next round tries again.
-      Promise.resolve()
-        .then(() => this.store.renew(this.scope, key, [...holders]))
-        .catch(() => undefined)
+      try {
+        const renewed = this.store.renew(this.scope, key, [...holders])
+        if (renewed instanceof Promise) renewed.catch(() => undefined)
+      } catch {
+        // the same: the next round tries again
+      }
     }
     if (this.count > 0) this.renewal.schedule(this.timers.now() + this.scope.leaseMs / 3)
   }

@@ -10,7 +10,8 @@ import type { TenantQueue } from './waiting-line'
  *
  * The short bound never goes below two average gaps between slot releases (the hold time of a request divided by
  * the slots): the waiter at the head of a queue needs about one gap to reach a slot, so a shorter bound would shed
- * the very requests that keep the slots busy. For a service of 64 slots at 20 ms that floor is under a millisecond
+ * the very requests that keep the slots busy. Before any request has finished, that gap is unknown and the bound
+ * stays `maxWait`. For a service of 64 slots at 20 ms that floor is under a millisecond
  * and `targetMs` rules; for one of 10 slots at 100 ms it is 20 ms.
  */
 export class ControlledDelay {
@@ -29,8 +30,13 @@ export class ControlledDelay {
     return now >= queue.filledAt + this.intervalMs
   }
 
-  /** The longest a request may wait in a standing queue, given the mean hold time and the slots. */
-  boundMs(meanHoldMs: number, slots: number): number {
+  /**
+   * The longest a request may wait in a standing queue, given the mean hold time and the slots. Until a first
+   * request has finished (`meanHoldMs` 0) the gap between releases is unknown, and a line that has not emptied may
+   * be a slow first batch as well as a standing queue: then the bound is `maxWaitMs`.
+   */
+  boundMs(meanHoldMs: number, slots: number, maxWaitMs: number): number {
+    if (meanHoldMs === 0) return maxWaitMs
     return Math.max(this.targetMs, (2 * meanHoldMs) / Math.max(1, slots))
   }
 }

@@ -4,18 +4,20 @@ import type { Timers } from './timers'
 
 /**
  * Rejects option names that are not in `known`, so a misspelt option (`maxInflight`) is an error at construction
- * rather than a silently ignored setting. `renamed` points the names of other libraries to ours.
+ * rather than a silently ignored setting. `renamed` points the names of other libraries to ours; `path` is put
+ * before a nested option's name (`'adaptive.'`).
  */
 export function checkOptionNames(
   options: object,
   known: readonly string[],
   what: string,
   renamed: Readonly<Record<string, string>> = {},
+  path = '',
 ): void {
   for (const name of Object.keys(options)) {
     if (known.includes(name)) continue
     const hint = renamed[name] === undefined ? '' : ` (use \`${renamed[name]}\`)`
-    throw new InvalidOptionError(name, `is not an option of ${what}${hint}`)
+    throw new InvalidOptionError(`${path}${name}`, `is not an option of ${what}${hint}`)
   }
 }
 

@@ -226,7 +226,7 @@ export class ShedderCore implements Shedder {
   }
 
   private standingBoundMs(): number {
-    return this.settings.delay.boundMs(this.meanHoldMs, this.limit)
+    return this.settings.delay.boundMs(this.meanHoldMs, this.limit, this.settings.maxWaitMs)
   }
 
   private start(ticket: ShedTicket, now: number): void {
