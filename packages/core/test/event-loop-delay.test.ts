@@ -70,9 +70,9 @@ test('the monitor runs only while someone reads: it stops a second after the las
   lag.read(0)
   time.runUntil(900)
   lag.read(900)
-  time.runUntil(1000)
+  time.runUntil(1899)
   expect(lag.active).toBe(true)
-  time.runUntil(2000)
+  time.runUntil(1900)
   expect(lag.active).toBe(false)
   expect(histogram.enabled).toBe(false)
   lag.read(2500)
@@ -122,5 +122,5 @@ test('an idle shedder costs the process no wake-ups beyond a few per second', ()
   // While requests come, the monitor's 20 ms timer wakes the process about 50 times a second: the measure sees it.
   expect(busy).toBeGreaterThan((baseline as number) + 25)
   // Once idle, the shedder adds no more than a few wake-ups a second to a quiet process.
-  expect(idle).toBeLessThanOrEqual((quiet as number) + 3)
+  expect(idle).toBeLessThanOrEqual((quiet as number) + 5)
 })

@@ -3,7 +3,7 @@ import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
 import { type LeaseScope, type LeaseStore, MemoryLeaseStore } from './lease-table'
 import { checkObject, checkOptionNames, checkTimers, durationMs, wholeNumber } from './options'
-import { NextTimer, realTimers, type Timers } from './timers'
+import { realTimers, type Timers } from './timers'
 
 /**
  * Options of {@link createConcurrencyLimiter}: a limit per key, a global limit, or both.
@@ -78,7 +78,7 @@ let holderSeq = 0
 class Limiter implements ConcurrencyLimiter {
   /** Holders per key, renewed together. */
   private readonly holding = new Map<string, Set<string>>()
-  private readonly renewal: NextTimer
+  private renewalArmed = false
   private count = 0
   private meanHoldMs = 0
 
@@ -86,9 +86,7 @@ class Limiter implements ConcurrencyLimiter {
     readonly scope: LeaseScope,
     readonly store: LeaseStore,
     private readonly timers: Timers,
-  ) {
-    this.renewal = new NextTimer(timers, () => this.renew())
-  }
+  ) {}
 
   get held(): number {
     return this.count
@@ -140,7 +138,8 @@ class Limiter implements ConcurrencyLimiter {
       this.holding.set(key, holders)
     }
     holders.add(holder)
-    if (this.count++ === 0) this.renewal.schedule(this.timers.now() + this.scope.leaseMs / 3)
+    this.count++
+    this.armRenewal()
   }
 
   private unhold(key: string, holder: string, heldMs: number): void {
@@ -148,7 +147,18 @@ class Limiter implements ConcurrencyLimiter {
     const holders = this.holding.get(key)
     holders?.delete(holder)
     if (holders?.size === 0) this.holding.delete(key)
-    if (--this.count === 0) this.renewal.schedule(Number.POSITIVE_INFINITY)
+    // The renewal timer is left to run out rather than cleared: requests that come and go one at a time would
+    // otherwise set and clear a timer each.
+    this.count--
+  }
+
+  private armRenewal(): void {
+    if (this.renewalArmed) return
+    this.renewalArmed = true
+    this.timers.setTimeout(() => {
+      this.renewalArmed = false
+      this.renew()
+    }, this.scope.leaseMs / 3)
   }
 
   /** Extends every lease this limiter holds, a third of a lease before it would run out. */
@@ -162,7 +172,7 @@ class Limiter implements ConcurrencyLimiter {
         // the same: the next round tries again
       }
     }
-    if (this.count > 0) this.renewal.schedule(this.timers.now() + this.scope.leaseMs / 3)
+    if (this.count > 0) this.armRenewal()
   }
 }
 

@@ -88,12 +88,14 @@ export class EventLoopDelay {
     this.checkIdleLater()
   }
 
-  private checkIdleLater(): void {
+  /** Stops the monitor `IDLE_AFTER_MS` after the last reading: the check is set for then, and moved on if read since. */
+  private checkIdleLater(delayMs = IDLE_AFTER_MS): void {
     this.timers.setTimeout(() => {
       if (!this.running) return
-      if (this.timers.now() - this.lastReadAt >= IDLE_AFTER_MS) this.stop()
-      else this.checkIdleLater()
-    }, IDLE_AFTER_MS)
+      const idleMs = this.timers.now() - this.lastReadAt
+      if (idleMs >= IDLE_AFTER_MS) this.stop()
+      else this.checkIdleLater(IDLE_AFTER_MS - idleMs)
+    }, delayMs)
   }
 }
 

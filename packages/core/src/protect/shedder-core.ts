@@ -124,7 +124,8 @@ export class ShedderCore implements Shedder {
       this.running--
       ;(this.runningByRank[ticket.rank] as number)--
       this.line.finished(ticket.tenant)
-      this.fill()
+      // Nobody waits: nothing can expire or start, and the deadline timer is already off. The common case.
+      if (this.line.length > 0) this.fill()
     }
   }
 
