@@ -2,12 +2,13 @@
 // one Redis never run more than the limit at once (counted inside their handlers); a killed instance's leases come
 // back after `lease`, while a live instance renews the leases of its long requests.
 import { type ChildProcess, fork } from 'node:child_process'
+import { get as httpGet } from 'node:http'
 import { join } from 'node:path'
 import { createConcurrencyLimiter, type LeaseScope, MemoryLeaseStore, StoreUnavailableError } from '@sluice/core'
 import { RedisLeaseStore } from '@sluice/redis'
 import Redis from 'ioredis'
+import leaseSource from '../../packages/redis/src/lease.lua'
 import { LEASE_SCRIPT_SHA, leaseKeys } from '../../packages/redis/src/lease-store'
-import leaseSource from '../../packages/redis/src/lua/lease.lua'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 import type { LeaseWorkerReply } from './workers/lease-worker'
 
@@ -39,7 +40,8 @@ test('SCRIPT LOAD returns the SHA the store calls', async () => {
 test('the script decides as the memory lease table, call for call, on a shared trace', async () => {
   let now = 1_000_000
   const clock = () => now
-  const redis = new RedisLeaseStore({ client, clock })
+  // A generous timeout, and no silent fallback: a slow answer on a loaded machine must not become a local decision.
+  const redis = new RedisLeaseStore({ client, clock, timeout: 10_000, onError: 'closed' })
   const memory = new MemoryLeaseStore({ clock })
   const scope: LeaseScope = { prefix: 'trace', name: 'diff', limits: [3, 5], global: true, leaseMs: 1000 }
   const held: { key: string; holder: string }[] = []
@@ -71,7 +73,7 @@ test('the script decides as the memory lease table, call for call, on a shared t
 })
 
 test('every table gets an expiry; NOSCRIPT after SCRIPT FLUSH is answered by loading the script again', async () => {
-  const store = new RedisLeaseStore({ client })
+  const store = new RedisLeaseStore({ client, timeout: 10_000, onError: 'closed' })
   const scope: LeaseScope = { prefix: 'ttl', name: 'default', limits: [2], global: false, leaseMs: 30_000 }
   await client.script('FLUSH')
   expect((await store.acquire(scope, 'a', 'h1')).allowed).toBe(true)
@@ -107,6 +109,21 @@ test("Redis down under onError 'closed' refuses with StoreUnavailableError; 'loc
   dead.disconnect()
 })
 
+/** A GET on a connection of its own (no keep-alive socket that the server may close under it). */
+function get(url: string): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet(url, { agent: false }, (res) => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', (chunk: string) => {
+        text += chunk
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) }))
+    })
+    request.on('error', reject)
+  })
+}
+
 interface LeaseWorker {
   readonly url: string
   readonly process: ChildProcess
@@ -141,7 +158,7 @@ async function startLeaseWorker(limit: number, leaseMs: number): Promise<LeaseWo
   }
 }
 
-describe('4 instances (processes) on one Redis, each an Express app with concurrencyLimit({ limit: 2, lease: 600 })', () => {
+describe('4 instances (processes) on one Redis, each an Express app with concurrencyLimit({ limit: 2 })', () => {
   const LIMIT = 2
   const LEASE_MS = 600
   let workers: LeaseWorker[] = []
@@ -158,11 +175,8 @@ describe('4 instances (processes) on one Redis, each an Express app with concurr
     for (let round = 0; round < 3; round++) {
       const answers = await Promise.all(
         Array.from({ length: 200 }, async (_, i) => {
-          const res = await fetch(`${(workers[i % 4] as LeaseWorker).url}/count?ms=15`)
-          return {
-            status: res.status,
-            inside: res.status === 200 ? ((await res.json()) as { inside: number }).inside : 0,
-          }
+          const res = await get(`${(workers[i % 4] as LeaseWorker).url}/count?ms=15`)
+          return { status: res.status, inside: res.status === 200 ? (res.body as { inside: number }).inside : 0 }
         }),
       )
       rounds.push({
@@ -185,17 +199,13 @@ describe('4 instances (processes) on one Redis, each an Express app with concurr
 
   test("a killed instance's leases come back after `lease`; a live one renews the leases of its long requests", async () => {
     const [live, , , doomed] = workers as [LeaseWorker, LeaseWorker, LeaseWorker, LeaseWorker]
-    // This process counts against the same table as the workers (name 'race', key 'shared').
-    const here = createConcurrencyLimiter({
-      limit: LIMIT,
-      lease: LEASE_MS,
-      name: 'race',
-      store: new RedisLeaseStore({ client }),
-    })
+    // This process counts against the same table as the workers' /hold (name 'crash', key 'shared').
+    const store = new RedisLeaseStore({ client, timeout: 10_000, onError: 'closed' })
+    const here = createConcurrencyLimiter({ limit: LIMIT, lease: LEASE_MS, name: 'crash', store })
     // The live worker holds one slot for longer than three leases; the doomed one takes the other and dies.
-    void fetch(`${live.url}/hold`).catch(() => undefined)
+    void get(`${live.url}/hold`).catch(() => undefined)
     await new Promise<void>((resolve) => live.process.once('message', () => resolve()))
-    void fetch(`${doomed.url}/hold`).catch(() => undefined)
+    void get(`${doomed.url}/hold`).catch(() => undefined)
     await new Promise<void>((resolve) => doomed.process.once('message', () => resolve()))
     const heldAt = await redisNow()
     doomed.process.kill('SIGKILL')
@@ -225,6 +235,6 @@ describe('4 instances (processes) on one Redis, each an Express app with concurr
       `  killed instance: its lease came back ${admittedAt - heldAt} ms after it was taken (lease ${LEASE_MS} ms); ` +
         `the live instance's lease held ${3 * LEASE_MS}+ ms by renewal`,
     )
-    await fetch(`${live.url}/free`)
+    await get(`${live.url}/free`)
   }, 60_000)
 })

@@ -14,7 +14,7 @@ import { checkFunction, checkLogger, checkObject, checkOneOf, checkWholeNumber }
 import type { Redis } from 'ioredis'
 import { Deadlines } from './deadlines'
 import { escapeKey, escapePrefix } from './keys'
-import leaseSource from './lua/lease.lua'
+import leaseSource from './lease.lua'
 
 /**
  * The part of an ioredis client the lease store uses: a `Redis` or a `Cluster`.
