@@ -142,7 +142,17 @@ const cases: Case[] = [
   {
     name: 'waiters start by priority (critical, normal, sheddable), and a full line drops the least important',
     async run(start) {
-      const app = await start(shedOnly({ maxInFlight: 1, queue: 3, maxWait: '30s', priority: priorityOf }))
+      const app = await start(
+        shedOnly({
+          maxInFlight: 1,
+          queue: 3,
+          maxWait: '30s',
+          // The case is about start order: a standing-queue bound must not shed a waiter when a loaded machine is
+          // slow to start the ones before it.
+          queueTarget: '30s',
+          priority: priorityOf,
+        }),
+      )
       const shedder = app.shedder as NonNullable<ProtectApp['shedder']>
       const first = send(app, '/hold?id=first')
       await until(() => app.handlers.running === 1, 'the first request runs')
