@@ -93,7 +93,7 @@ test("Redis down under onError 'closed' refuses with StoreUnavailableError; 'loc
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
   })
-  const logger = { warn: jest.fn(), info: jest.fn() }
+  const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn() }
   const closed = createConcurrencyLimiter({
     limit: 1,
     store: new RedisLeaseStore({ client: dead, onError: 'closed', logger }),

@@ -90,7 +90,7 @@ describe('concurrency limits: invalid options throw at construction, naming the 
 
   test.each([
     ['statusCode 200', { limit: 5, statusCode: 200 }, 'statusCode'],
-    ['onStoreError "maybe"', { limit: 5, onStoreError: 'maybe' }, 'onStoreError'],
+    ['onError "maybe"', { limit: 5, onError: 'maybe' }, 'onError'],
     ['a key that is not a function', { limit: 5, key: 'x-api-key' }, 'key'],
     ['ipv6Subnet 200', { limit: 5, ipv6Subnet: 200 }, 'ipv6Subnet'],
     ['a misspelt option', { limit: 5, lease_ms: 100 }, 'lease_ms'],

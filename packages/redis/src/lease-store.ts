@@ -133,7 +133,7 @@ export class RedisLeaseStore implements LeaseStore {
     )
     if (this.failing) {
       this.failing = false
-      this.logger.info('sluice: Redis answers the lease store again')
+      this.logger.info?.('sluice: Redis answers the lease store again')
     }
     return reply
   }

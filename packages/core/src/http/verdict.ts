@@ -1,5 +1,5 @@
 import type { Decision } from '../decision'
-import { type HeaderList, type HeaderMode, rateLimitHeaders, retryAfterSeconds } from './headers'
+import { type HeaderList, type HeaderMode, NO_STORE, rateLimitHeaders, retryAfterSeconds } from './headers'
 
 /**
  * The JSON body of a response the limiter wrote.
@@ -47,8 +47,6 @@ export type HttpVerdict =
  * because waiting does not help.
  */
 const COST_EXCEEDS_CAPACITY_STATUS = 413
-
-const NO_STORE = ['Cache-Control', 'no-store'] as const
 
 /** A skipped request: no count, no headers. */
 export const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })

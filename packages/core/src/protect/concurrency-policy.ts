@@ -1,6 +1,7 @@
 import { describe, InvalidOptionError, StoreUnavailableError } from '../errors'
-import { type KeyFunction, type Logger, NO_STORE, type RequestFacts, retryAfterSeconds } from '../http'
+import { type KeyFunction, NO_STORE, type RequestFacts, retryAfterSeconds } from '../http'
 import { checkIpv6Subnet, ipKey } from '../http/ip'
+import type { Logger } from '../logger'
 import { type ConcurrencyLimiter, type ConcurrencyLimiterOptions, createConcurrencyLimiter } from './concurrency'
 import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
 import { checkObject, checkOptionNames, optionalFunction } from './options'
@@ -21,7 +22,7 @@ export interface HttpConcurrencyOptions<Req> extends Omit<ConcurrencyLimiterOpti
   /** The status of a refusal. Default 429. */
   statusCode?: number
   /** A store error other than `StoreUnavailableError`: `'closed'` (default) answers 503, `'open'` admits. */
-  onStoreError?: 'open' | 'closed'
+  onError?: 'open' | 'closed'
   /** Default `console`. */
   logger?: Logger
 }
@@ -50,7 +51,7 @@ const OPTIONS = [
   'skip',
   'ipv6Subnet',
   'statusCode',
-  'onStoreError',
+  'onError',
   'logger',
 ]
 
@@ -64,8 +65,8 @@ const OPTIONS = [
  */
 export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req>): HttpConcurrencyPolicy<Req> {
   checkObject(options, 'concurrencyLimit')
-  checkOptionNames(options, OPTIONS, 'concurrencyLimit', { max: 'limit', keyGenerator: 'key' })
-  const { key, skip, logger = console, onStoreError = 'closed', statusCode = 429 } = options
+  checkOptionNames(options, OPTIONS, 'concurrencyLimit', { max: 'limit', keyGenerator: 'key', onStoreError: 'onError' })
+  const { key, skip, logger = console, onError = 'closed', statusCode = 429 } = options
   optionalFunction(key, 'key')
   optionalFunction(skip, 'skip')
   if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
@@ -74,8 +75,8 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
       `must be an HTTP error status from 400 to 599 (got ${describe(statusCode)})`,
     )
   }
-  if (onStoreError !== 'open' && onStoreError !== 'closed') {
-    throw new InvalidOptionError('onStoreError', `must be 'open' or 'closed' (got ${describe(onStoreError)})`)
+  if (onError !== 'open' && onError !== 'closed') {
+    throw new InvalidOptionError('onError', `must be 'open' or 'closed' (got ${describe(onError)})`)
   }
   if (logger === null || typeof logger !== 'object' || typeof logger.error !== 'function') {
     throw new InvalidOptionError('logger', `must have warn() and error() methods (got ${describe(logger)})`)
@@ -86,7 +87,7 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
     skip: _skip,
     ipv6Subnet: _subnet,
     statusCode: _status,
-    onStoreError: _policy,
+    onError: _policy,
     logger: _logger,
     ...limiterOptions
   } = options
@@ -108,13 +109,13 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
   const storeFailed = (error: unknown): ProtectVerdict => {
     if (!storeFailing) {
       storeFailing = true // once per outage, not once per request
-      const admitting = !(error instanceof StoreUnavailableError) && onStoreError === 'open'
+      const admitting = !(error instanceof StoreUnavailableError) && onError === 'open'
       logger.error(
         `sluice: the concurrency store failed; until it answers, requests are ${admitting ? 'admitted uncounted' : 'answered 503'}`,
         error,
       )
     }
-    if (!(error instanceof StoreUnavailableError) && onStoreError === 'open') return PASS
+    if (!(error instanceof StoreUnavailableError) && onError === 'open') return PASS
     return { action: 'reject', status: 503, headers: [NO_STORE], body: { error: 'concurrency limiter unavailable' } }
   }
 
