@@ -1,4 +1,5 @@
 import type { AlgorithmName } from './algorithms'
+import type { CalendarPeriodName } from './calendar'
 import { checkObject, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
 import type { Duration } from './duration'
@@ -26,6 +27,12 @@ export interface LimiterOptions {
   window?: Duration
   /** Buckets only: tokens per second, overriding limit / window. */
   rate?: number
+  /** A quota: count per calendar `'day'` or `'month'` of `timeZone` instead of per `window`. */
+  period?: CalendarPeriodName
+  /** The IANA time zone of `period`. Default `'UTC'`. */
+  timeZone?: string
+  /** After the rule rejects a key, refuse the key for this long (a lockout). Default: no block. */
+  block?: Duration
   /** The name of the single rule in decisions and headers. Default `'default'`. */
   name?: string
   /** Stacked limits: a request must pass every rule, and is charged to all or to none. */
@@ -136,21 +143,25 @@ export function createLimiter(options: LimiterOptions): Limiter {
   return new RuleLimiter(store, bound, queue, defaultCost)
 }
 
+/** The options of the single rule that go inside each rule when `rules` is given (with `limit`). */
+const RULE_OPTIONS = ['window', 'rate', 'name', 'period', 'timeZone', 'block'] as const
+
 function compileRules(options: LimiterOptions, prefix: string): CompiledRule[] {
   const algorithm = options.algorithm ?? 'sliding-window'
   const defaults = { algorithm, prefix, name: 'default' }
   if (options.rules === undefined) {
-    const { limit, window, rate, name } = options
-    const single: RuleOptions = { limit: limit as number, algorithm }
-    if (window !== undefined) single.window = window
-    if (rate !== undefined) single.rate = rate
-    if (name !== undefined) single.name = name
+    const single: RuleOptions = { limit: options.limit as number }
+    // An inherited default algorithm is not the rule's own: a quota takes none.
+    if (options.algorithm !== undefined || options.period === undefined) single.algorithm = algorithm
+    for (const option of RULE_OPTIONS) {
+      if (options[option] !== undefined) Object.assign(single, { [option]: options[option] })
+    }
     return [compileRule(single, '', defaults)]
   }
   if (!Array.isArray(options.rules) || options.rules.length === 0) {
     throw new InvalidOptionError('rules', `must be a non-empty array of rules (got ${describe(options.rules)})`)
   }
-  for (const option of ['limit', 'window', 'rate', 'name'] as const) {
+  for (const option of ['limit', ...RULE_OPTIONS] as const) {
     if (options[option] !== undefined) {
       throw new InvalidOptionError(option, 'goes inside each rule when `rules` is given')
     }

@@ -1,4 +1,5 @@
 import { algorithms, type Step } from './algorithms'
+import { blockedStep, isBlocked, startsBlock } from './blocks'
 import type { Decision } from './decision'
 import type { Logger } from './logger'
 import type { CompiledRule } from './rules'
@@ -116,6 +117,11 @@ export class KeySpaces {
  * request, the rules that would have admitted it report their uncharged view instead, since nothing is charged.
  * The caller writes the new states back only when `committed(steps, charge)` is true.
  *
+ * Blocks (rules with `block`): `blockedUntil[i]` is when the block of `keys[i]` under rule i ends (undefined: none
+ * recorded). A blocked rule refuses (see `blockedStep`) without being charged. When a charged request is rejected,
+ * each rule that rejected it and has a `block` starts one: its end is written into `blockedUntil[i]`, for the caller
+ * to store whether or not anything was committed, and its step reports the block.
+ *
  * @example
  * const steps = evaluateRules(rules, [stateA, stateB], Date.now(), 1, true)
  * if (committed(steps, true)) save(steps.map((s) => s.state))
@@ -126,20 +132,28 @@ export function evaluateRules(
   now: number,
   cost: number,
   charge: boolean,
+  blockedUntil?: (number | undefined)[],
 ): Step<unknown>[] {
   const steps: Step<unknown>[] = []
   let rejected = false
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as CompiledRule
-    const step = algorithms[rule.algorithm](states[i], now, cost, rule, charge)
+    const until = blockedUntil?.[i]
+    const blocked = isBlocked(until, now)
+    let step = algorithms[rule.algorithm](states[i], now, cost, rule, charge && !blocked)
+    if (blocked) step = blockedStep(step, now, until)
     if (!step.allowed) rejected = true
     steps.push(step)
   }
   if (rejected && charge) {
     for (let i = 0; i < rules.length; i++) {
-      if ((steps[i] as Step<unknown>).allowed) {
-        const rule = rules[i] as CompiledRule
+      const rule = rules[i] as CompiledRule
+      const step = steps[i] as Step<unknown>
+      if (step.allowed) {
         steps[i] = algorithms[rule.algorithm](states[i], now, cost, rule, false)
+      } else if (blockedUntil !== undefined && startsBlock(rule, step, charge, isBlocked(blockedUntil[i], now))) {
+        blockedUntil[i] = now + rule.blockMs
+        steps[i] = blockedStep(step, now, now + rule.blockMs)
       }
     }
   }

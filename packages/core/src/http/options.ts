@@ -113,6 +113,9 @@ const KNOWN_OPTIONS: { readonly [option in keyof HttpLimitOptions<unknown, unkno
   window: true,
   rate: true,
   name: true,
+  period: true,
+  timeZone: true,
+  block: true,
   rules: true,
   store: true,
   prefix: true,
@@ -140,7 +143,18 @@ const RENAMED: Readonly<Record<string, string>> = {
   onStoreError: 'onError',
 }
 
-const LIMITER_OPTIONS = ['algorithm', 'limit', 'window', 'rate', 'name', 'store', 'prefix'] as const
+const LIMITER_OPTIONS = [
+  'algorithm',
+  'limit',
+  'window',
+  'rate',
+  'name',
+  'period',
+  'timeZone',
+  'block',
+  'store',
+  'prefix',
+] as const
 
 /**
  * Validates the options of one `rateLimit` into frozen settings, and builds its limiter. Invalid options throw an
