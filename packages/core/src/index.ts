@@ -1,5 +1,6 @@
 // @sluice/core: what an application calls. What a store (or a sibling package) needs is in @sluice/core/store.
 export * from './algorithms'
+export type { CalendarPeriod, CalendarPeriodName, PeriodBounds } from './calendar'
 export type { Decision, RuleDecision } from './decision'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
 export { describe as describeValue, InvalidOptionError, StoreUnavailableError } from './errors'

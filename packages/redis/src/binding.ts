@@ -14,7 +14,7 @@ import { applyBySlot, groupBySlot, pick } from './cluster'
 import { AWAY, type Health } from './health'
 import { redisKey, redisKeyPrefix } from './keys'
 import type { Rejections } from './rejections'
-import { type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
+import { blockKeys, type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
 
 /** What every binding of one RedisStore shares. */
 export interface RedisShared {
@@ -84,7 +84,11 @@ export class RedisBinding implements BoundStore {
     this.shared.rejections.forget(redisKeys.join(''))
     await this.local?.reset(keys)
     const done = await this.shared.health.call(() =>
-      this.bySlot(redisKeys, (group) => this.shared.client.del(...pick(redisKeys, group))),
+      this.bySlot(redisKeys, (group) => {
+        const picked = pick(redisKeys, group)
+        // The block keys go too: resetting a key lifts its block.
+        return this.shared.client.del(...picked, ...blockKeys(this.planOf(group), picked))
+      }),
     )
     if (done === AWAY && this.shared.onError === 'closed') throw this.shared.health.unavailable()
   }

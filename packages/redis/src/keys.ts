@@ -25,6 +25,14 @@ export function escapeKey(key: string): string {
 }
 
 /**
+ * What the block keys of a rule with a `block` start with: `prefix:name:block:`, escaped as `redisKeyPrefix`. A
+ * block key holds when the key's block ends; it shares its hash tag, and so its slot, with the key's counts.
+ */
+export function redisBlockKeyPrefix(rule: CompiledRule): string {
+  return `${rule.prefix.replace(PREFIX_SPECIAL, escapeChar)}:${rule.name}:block:`
+}
+
+/**
  * The Redis key of user key `key` after a rule's `redisKeyPrefix`: the prefix, then the key, escaped, as the hash
  * tag. The encoding is injective: two different (prefix, name, algorithm, key) never share a Redis key. On a
  * Cluster every rule's state for one user key is in one slot, so stacked rules on one key are one call.
