@@ -1,7 +1,14 @@
 // Quotas and blocks on Redis as in memory: the calendar's edges (DST days of 23 and 25 hours, months of 28 to 31
 // days, the first request of a period), the Redis clock deciding the period even when an instance's clock is days
 // off, and lockouts, replayed on both stores at the same instants.
-import { createLimiter, type Decision, type LimiterOptions, MemoryStore, type Store } from '@sluice/core'
+import {
+  createLimiter,
+  type Decision,
+  type LimiterOptions,
+  MemoryStore,
+  type RuleLimits,
+  type Store,
+} from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import { replayStore } from '../../packages/redis/src/redis-store'
@@ -38,8 +45,10 @@ function bothStores(options: LimiterOptions, start: number) {
   ]
   const limiters = stores.map(([name, store]) => [name, createLimiter({ ...options, prefix, store })] as const)
   /** Consumes on both stores; they must agree, and the (shared) decision is returned. */
-  async function consume(key: string, cost = 1): Promise<Decision> {
-    const [memory, redis] = await Promise.all(limiters.map(([, limiter]) => limiter.consume(key, cost)))
+  async function consume(key: string, cost = 1, limits?: RuleLimits): Promise<Decision> {
+    const [memory, redis] = await Promise.all(
+      limiters.map(([, limiter]) => (limits === undefined ? limiter : limiter.withLimits(limits)).consume(key, cost)),
+    )
     expect(redis).toEqual(memory)
     return memory as Decision
   }
@@ -213,6 +222,15 @@ test('5 failed logins, 15 minutes refused with a decreasing Retry-After, then ad
   expect(await consume('bob')).toMatchObject({ allowed: false, retryAfterMs: 15 * 60_000 })
   await reset('bob')
   expect(await consume('bob')).toMatchObject({ allowed: true, remaining: 4 })
+})
+
+test('plans on Redis as in memory: an upgrade right after a rejection is admitted, with the usage kept', async () => {
+  const { consume } = bothStores({ name: 'api', limit: 10, window: '1m', algorithm: 'fixed-window' }, 1_750_000_020_000)
+  expect(await consume('alice', 10)).toMatchObject({ allowed: true, remaining: 0 })
+  // Rejected on the free plan: the Redis store remembers it, for the free plan only.
+  expect(await consume('alice')).toMatchObject({ allowed: false, limit: 10 })
+  expect(await consume('alice', 1, { limit: 1000 })).toMatchObject({ allowed: true, limit: 1000, remaining: 989 })
+  expect(await consume('alice')).toMatchObject({ allowed: false, limit: 10, remaining: 0 })
 })
 
 describe("Redis's own clock", () => {

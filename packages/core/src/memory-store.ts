@@ -52,7 +52,7 @@ export class MemoryStore implements Store {
   }
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
-    this.keySpaces.claim(rules, options.logger ?? console)
+    this.keySpaces.claim(rules, options)
     return new MemoryBinding(rules, this.tables)
   }
 

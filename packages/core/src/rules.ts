@@ -87,11 +87,14 @@ const MAX_EXACT = Number.MAX_SAFE_INTEGER
 // A rate is taken to a millionth of a token per second.
 const RATE_SCALE = 1_000_000
 
-export function compileRule(
-  options: RuleOptions,
-  at: string,
-  defaults: { algorithm: AlgorithmName; prefix: string; name: string },
-): CompiledRule {
+/** What a rule takes from its limiter when it does not say: the algorithm, the key prefix and the name. */
+export interface RuleDefaults {
+  readonly algorithm: AlgorithmName
+  readonly prefix: string
+  readonly name: string
+}
+
+export function compileRule(options: RuleOptions, at: string, defaults: RuleDefaults): CompiledRule {
   checkObject(options, at || 'options')
   const path = (option: string) => (at ? `${at}.${option}` : option)
   const name = options.name ?? defaults.name
@@ -140,9 +143,10 @@ export function compileRule(
       throw new InvalidOptionError(path('window'), `is required${bucket ? ' (or give a rate)' : ''}`)
     }
     windowMs = parseDuration(options.window, path('window'))
-    const divisor = gcd(limit, windowMs)
-    rateNumerator = limit / divisor
-    rateDenominator = windowMs / divisor
+    // Not reduced by the limit: a token is windowMs units whatever the limit, so a key whose limit changes (a plan,
+    // see Limiter.withLimits) keeps a bucket state that means the same. (limit + 1) * windowMs is checked below.
+    rateNumerator = limit
+    rateDenominator = windowMs
   }
   if (limit * rateDenominator > MAX_EXACT || (limit + 1) * windowMs > MAX_EXACT) {
     throw new InvalidOptionError(
@@ -181,8 +185,8 @@ function compileQuota(
   const { period, timeZone } = options as { period: CalendarPeriodName; timeZone?: string }
   const calendar = compileCalendarPeriod(timeZone === undefined ? { period } : { period, timeZone }, at)
   const windowMs = calendar.policyWindowSeconds * 1000
-  const divisor = gcd(limit, windowMs)
-  const params = { limit, windowMs, rateNumerator: limit / divisor, rateDenominator: windowMs / divisor, calendar }
+  // A calendar window reads no rate; these keep the rule's numbers the same shape as every other's.
+  const params = { limit, windowMs, rateNumerator: limit, rateDenominator: windowMs, calendar }
   return makeRule(name, 'calendar-window', prefix, params, blockMs)
 }
 

@@ -36,6 +36,11 @@ export type FailurePolicy = 'local' | 'open' | 'closed'
 export interface BindOptions {
   /** Where the store reports what it notices about this binding (another binding counting in the same key space). */
   readonly logger?: Logger
+  /**
+   * True when a limiter binds its own rules again with other limits (`withLimits`): the key spaces are the ones it
+   * bound first, shared on purpose, so the store must not report them as shared with another limiter.
+   */
+  readonly variant?: boolean
 }
 
 /**
@@ -91,14 +96,16 @@ export interface BoundStore {
  * @example
  * private readonly keySpaces = new KeySpaces()
  * bind(rules: readonly CompiledRule[], options: BindOptions = {}) {
- *   this.keySpaces.claim(rules, options.logger ?? console)
+ *   this.keySpaces.claim(rules, options)
  * }
  */
 export class KeySpaces {
   private readonly bound = new Set<string>()
   private readonly reported = new Set<string>()
 
-  claim(rules: readonly CompiledRule[], logger: Logger): void {
+  claim(rules: readonly CompiledRule[], options: BindOptions = {}): void {
+    if (options.variant === true) return
+    const logger = options.logger ?? console
     for (const rule of rules) {
       if (this.bound.has(rule.keySpace) && !this.reported.has(rule.keySpace)) {
         this.reported.add(rule.keySpace)

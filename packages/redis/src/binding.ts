@@ -60,11 +60,11 @@ export class RedisBinding implements BoundStore {
     const redisKeys = this.redisKeys(keys)
     // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
     const rejectionKey = redisKeys.length === 1 ? (redisKeys[0] as string) : redisKeys.join('')
-    const known = shared.rejections.known(rejectionKey, cost)
+    const known = shared.rejections.known(rejectionKey, cost, this)
     if (known !== undefined) return decisionOf(rules, known, cost)
     const outcomes = await shared.health.call(() => this.evaluate(redisKeys, cost, charge ? 'charge' : 'peek'))
     if (outcomes === AWAY) return this.fallback(keys, cost, charge)
-    shared.rejections.remember(rejectionKey, cost, outcomes)
+    shared.rejections.remember(rejectionKey, cost, outcomes, this)
     return decisionOf(rules, outcomes, cost)
   }
 

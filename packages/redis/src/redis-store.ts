@@ -151,7 +151,7 @@ export class RedisStore implements Store {
   }
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
-    this.keySpaces.claim(rules, options.logger ?? console)
+    this.keySpaces.claim(rules, options)
     return new RedisBinding(rules, this.shared)
   }
 
