@@ -5,6 +5,9 @@ import {
   type HttpLimitOptions,
   InvalidOptionError,
   MemoryStore,
+  type RateLimitHandle,
+  type RequestFacts,
+  rateLimitHandle,
   writeVerdict,
 } from '@sluice/core'
 import type {
@@ -43,7 +46,35 @@ export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   global?: boolean
 }
 
+/**
+ * `fastify.rateLimit`: a handle on the keys of each limit the plugin applies (`limiter`, `reset(key)`,
+ * `peek(keyOrRequest)`, `keyOf(request)`), to reset a user's login limit after a successful login or show a user
+ * the quota left.
+ *
+ * @example
+ * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m', block: '15m' } } }, async (request) => {
+ *   const limit = app.rateLimit.of(request)
+ *   if (await checkPassword(request)) await limit?.reset(await limit.keyOf(request))
+ * })
+ */
+export interface FastifyRateLimits {
+  /** The global limit's handle; undefined with `global: false`. */
+  readonly global: RateLimitHandle<FastifyRequest> | undefined
+  /**
+   * The handle of a route's own limit (`config.rateLimit`) by its method and URL as declared (`'/users/:id'`; HEAD
+   * is GET's). Undefined for a route without one, and for a route declared before the plugin until its first
+   * request.
+   */
+  route(method: string, url: string): RateLimitHandle<FastifyRequest> | undefined
+  /** The handle of the limit a request goes through: its route's own, or the global one; undefined for none. */
+  of(request: FastifyRequest): RateLimitHandle<FastifyRequest> | undefined
+}
+
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Handles on the keys of the plugin's limits: see {@link FastifyRateLimits}. */
+    rateLimit: FastifyRateLimits
+  }
   interface FastifyRequest {
     /** The rate-limit decision for this request (absent when skipped or not limited). */
     rateLimit?: Decision
@@ -57,19 +88,25 @@ declare module 'fastify' {
 /** A reply's Node response is `reply.raw`. */
 const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResponse: (reply) => reply.raw }
 
+function factsOf(request: FastifyRequest): RequestFacts {
+  return {
+    ip: request.ip,
+    method: request.method,
+    path: request.url,
+    headers: request.headers,
+    // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
+    trustsProxy: () => (request.ips?.length ?? 0) > 1,
+  }
+}
+
+/** Each limit's hook, and its handle for `fastify.rateLimit`. */
+const HANDLES = new WeakMap<onRequestAsyncHookHandler, RateLimitHandle<FastifyRequest>>()
+
 function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHandler {
   const policy = createHttpPolicy<FastifyRequest, FastifyReply>(options, FASTIFY)
   const { onRejected } = options
-  return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const facts = {
-      ip: request.ip,
-      method: request.method,
-      path: request.url,
-      headers: request.headers,
-      // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
-      trustsProxy: () => (request.ips?.length ?? 0) > 1,
-    }
-    const verdict = await policy.handle(request, reply, facts)
+  const hook = async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const verdict = await policy.handle(request, reply, factsOf(request))
     await writeVerdict<unknown>(verdict, {
       next: () => undefined,
       decision: (decision) => {
@@ -80,6 +117,12 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       send: (status, body) => reply.code(status).send(body),
     })
   }
+  HANDLES.set(hook, rateLimitHandle(policy, factsOf))
+  return hook
+}
+
+function handleOf(hook: onRequestAsyncHookHandler | undefined): RateLimitHandle<FastifyRequest> | undefined {
+  return hook === undefined ? undefined : HANDLES.get(hook)
 }
 
 const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
@@ -98,6 +141,11 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   // fails at startup. The limit itself is applied by the onRequest hook below, which Fastify adds to every context
   // (even those created before the plugin was registered) and every route (settled when the app is ready). It runs
   // before Fastify reads the body, so a rejected upload is never parsed.
+  fastify.decorate('rateLimit', {
+    global: handleOf(limits.global),
+    route: (method: string, url: string) => handleOf(limits.route(method, url)),
+    of: (request: FastifyRequest) => handleOf(limits.of(request)),
+  } satisfies FastifyRateLimits)
   fastify.addHook('onRoute', (route) => limits.declare(route))
   fastify.addHook('onRequest', async function rateLimit(request, reply) {
     const limit = limits.of(request)
@@ -123,7 +171,7 @@ export const rateLimit = fp(sluiceRateLimit, { fastify: '5.x', name: '@sluice/fa
 
 export default rateLimit
 
-export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
 export {
   concurrencyLimit,
   type FastifyConcurrencyLimitOptions,

@@ -12,11 +12,15 @@ export interface RouteLimits {
   declare(route: RouteOptions): void
   /** The limit of a request's route, or undefined when it has none. */
   of(request: FastifyRequest): onRequestAsyncHookHandler | undefined
+  /** The global limit, or undefined with `global: false`. */
+  readonly global: onRequestAsyncHookHandler | undefined
+  /** The own limit of the route at `method` and `url` (as declared; HEAD is GET), once it has been built. */
+  route(method: string, url: string): onRequestAsyncHookHandler | undefined
 }
 
 // With any of these, a route defines its own limit rather than adjusting the plugin's.
 const OWN_LIMIT = ['limit', 'rules'] as const
-const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'rules'] as const
+const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'period', 'timeZone', 'block', 'rules'] as const
 
 /**
  * The route limits of one registration of the plugin. `build` turns options into the onRequest hook that applies
@@ -32,6 +36,8 @@ export function routeLimits(
   const byConfig = new WeakMap<object, Map<string, onRequestAsyncHookHandler>>()
   // The answer for each of Fastify's route contexts (a route's automatic HEAD has a context of its own).
   const byContext = new WeakMap<object, onRequestAsyncHookHandler | null>()
+  // The last limit built for each counter, for `route(method, url)`.
+  const byCounter = new Map<string, onRequestAsyncHookHandler>()
 
   const limitOf = (route: unknown, method: string | readonly string[], url: string) => {
     if (route === null || typeof route !== 'object') {
@@ -50,6 +56,7 @@ export function routeLimits(
     if (limit === undefined) {
       limit = build(routeOptions(plugin, route as FastifyRouteRateLimitOptions, counter))
       limits.set(counter, limit)
+      byCounter.set(counter, limit)
     }
     return limit
   }
@@ -76,6 +83,8 @@ export function routeLimits(
   }
 
   return {
+    global: globalLimit,
+    route: (method, url) => byCounter.get(counterOf(method.toUpperCase(), url)),
     declare(route) {
       const config = route.config?.rateLimit
       if (config !== undefined && config !== false) limitOf(config, route.method, route.url)
