@@ -14,6 +14,7 @@ const RULE_OPTIONS = ['window', 'rate', 'name', 'period', 'timeZone', 'block'] a
  */
 export function ruleSources(options: LimiterOptions): RuleSource[] {
   if (options.rules === undefined) {
+    if (options.limit === undefined) throw new InvalidOptionError('limit', 'is required (or give `rules`)')
     const single: RuleOptions = { limit: options.limit as number }
     // An inherited default algorithm is not the rule's own: a quota takes none.
     if (options.algorithm !== undefined || options.period === undefined) {

@@ -78,6 +78,7 @@ export class RedisLeaseStore implements LeaseStore {
   constructor(options: RedisLeaseStoreOptions) {
     checkObject(options, 'options', 'with a client')
     const { client, timeout = 100, onError = 'local', logger = console, clock } = options
+    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
     if (typeof client?.evalsha !== 'function' || typeof client.eval !== 'function') {
       throw new InvalidOptionError(
         'client',

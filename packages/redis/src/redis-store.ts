@@ -107,6 +107,7 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     checkObject(options, 'options', 'with a client')
     const { client, timeout = 100, onError = 'local', logger = console, clock } = options as ReplayOptions
+    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
     if (
       client === null ||
       typeof client !== 'object' ||
