@@ -118,8 +118,16 @@ async function canListen(port: number): Promise<boolean> {
   }
 }
 
-/** Sends one inline command and resolves with the first reply line, or rejects when nothing listens. */
-export function rawCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
+/**
+ * Sends one inline command and resolves with the reply once `complete` says it has all of it (by default, its first
+ * line), or rejects when nothing listens.
+ */
+export function rawCommand(
+  port: number,
+  command: string,
+  timeoutMs = 1000,
+  complete: (reply: string) => boolean = (reply) => reply.includes('\r\n'),
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = createConnection({ host: HOST, port })
     let data = ''
@@ -130,7 +138,7 @@ export function rawCommand(port: number, command: string, timeoutMs = 1000): Pro
     socket.on('connect', () => socket.write(`${command}\r\n`))
     socket.on('data', (chunk) => {
       data += chunk.toString('utf8')
-      if (data.includes('\r\n')) {
+      if (complete(data)) {
         clearTimeout(timer)
         socket.end()
         resolve(data)
@@ -142,6 +150,15 @@ export function rawCommand(port: number, command: string, timeoutMs = 1000): Pro
     })
   })
 }
+
+/** The process id of the redis-server that answers on `port` (from INFO server). */
+async function answeringPid(port: number): Promise<number> {
+  const reply = await rawCommand(port, 'INFO server', 1000, (data) => /process_id:\d+\r\n/.test(data))
+  return Number(/process_id:(\d+)/.exec(reply)?.[1])
+}
+
+/** Another process holds the port: the server started for it exited, and someone else's answered its PING. */
+class PortTakenError extends Error {}
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -165,8 +182,19 @@ export async function startRedis(
   options: { port?: number; args?: readonly string[]; inMemoryDir?: boolean } = {},
 ): Promise<RedisServer> {
   ensureRedisInstalled()
-  const port = options.port ?? (await freePort())
-  const base = options.inMemoryDir === true && existsSync('/dev/shm') ? '/dev/shm' : tmpdir()
+  // A port free a moment ago can be taken before the server binds it (by another suite, or another run on this
+  // machine): then this server exits and the other one answers. Such a start is caught, and retried on a new port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisOn(options.port ?? (await freePort()), options.args ?? [], options.inMemoryDir === true)
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt === 5) throw error
+    }
+  }
+}
+
+async function startRedisOn(port: number, extraArgs: readonly string[], inMemoryDir: boolean): Promise<RedisServer> {
+  const base = inMemoryDir && existsSync('/dev/shm') ? '/dev/shm' : tmpdir()
   const dir = mkdtempSync(join(base, 'sluice-redis-'))
   const args = [
     '--port',
@@ -181,7 +209,7 @@ export async function startRedis(
     dir,
     '--protected-mode',
     'no',
-    ...(options.args ?? []),
+    ...extraArgs,
   ]
   let child: ChildProcess | undefined
   let exited: Promise<void> = Promise.resolve()
@@ -209,6 +237,10 @@ export async function startRedis(
       proc.kill('SIGKILL')
       throw new Error(`${(error as Error).message}\n${output}`)
     })
+    if ((await answeringPid(port)) !== proc.pid) {
+      proc.kill('SIGKILL')
+      throw new PortTakenError(`port ${port} is held by another redis-server`)
+    }
   }
 
   const halt = async (signal: NodeJS.Signals) => {
@@ -228,7 +260,12 @@ export async function startRedis(
     )
   }
 
-  await launch()
+  try {
+    await launch()
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
   return {
     host: HOST,
     port,

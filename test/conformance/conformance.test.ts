@@ -294,6 +294,33 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'a forwarded address with a port is one client, whatever its port (issue 9: 6 of 6 admitted at limit 3)',
+    async run(start) {
+      const store = new RecordingStore(new MemoryStore())
+      const app = await start({ trustProxy: true, limit: { limit: 3, window: '1m', store } })
+      // What some load balancers send: the client's address with its source port, IPv6 in brackets.
+      const spellings = [
+        '203.0.113.9:5678',
+        '203.0.113.9:5679',
+        '203.0.113.9',
+        '[2001:db8::1]:443',
+        '[2001:db8::1]:444',
+        '[2001:db8::1]',
+      ]
+      const statuses: number[] = []
+      for (const forwarded of spellings.slice(0, 3).concat(spellings.slice(0, 3))) {
+        statuses.push((await get(app).set('x-forwarded-for', forwarded)).status)
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
+      for (const forwarded of spellings.slice(3).concat(spellings.slice(3))) {
+        statuses.push((await get(app).set('x-forwarded-for', forwarded)).status)
+      }
+      expect(statuses.slice(6)).toEqual([200, 200, 200, 429, 429, 429])
+      expect(new Set(store.keys)).toEqual(new Set(['203.0.113.9', '2001:db8::/64']))
+      expect(app.warnings).toEqual([])
+    },
+  },
+  {
     name: 'two IPv6 clients in one /64 share a count; ::ffff:1.2.3.4 counts as 1.2.3.4',
     async run(start) {
       const store = new RecordingStore(new MemoryStore())

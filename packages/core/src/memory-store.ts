@@ -52,7 +52,7 @@ export class MemoryStore implements Store {
   }
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
-    this.keySpaces.claim(rules, options.logger ?? console)
+    this.keySpaces.claim(rules, options)
     return new MemoryBinding(rules, this.tables)
   }
 
@@ -69,6 +69,10 @@ export class MemoryStore implements Store {
 
 class MemoryBinding implements BoundStore {
   private readonly keyTables: readonly Table[]
+  /** Per rule with a `block`, the table of its keys' block ends (undefined for a rule without). */
+  private readonly blockTables: readonly (Table | undefined)[]
+  /** One rule without a block: all there is to the common case. */
+  private readonly simple: boolean
   /** The first rule, its table and its algorithm: all there is to the common case of one rule. */
   private readonly rule: CompiledRule
   private readonly table: Table
@@ -79,6 +83,8 @@ class MemoryBinding implements BoundStore {
     private readonly tables: KeyTables,
   ) {
     this.keyTables = rules.map((rule) => tables.table(rule.keySpace))
+    this.blockTables = rules.map((rule) => (rule.blockMs > 0 ? tables.table(rule.blockKeySpace) : undefined))
+    this.simple = rules.length === 1 && rules[0]?.blockMs === 0
     this.rule = rules[0] as CompiledRule
     this.table = this.keyTables[0] as Table
     this.step = algorithms[this.rule.algorithm]
@@ -86,7 +92,7 @@ class MemoryBinding implements BoundStore {
 
   apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
     return Promise.resolve(
-      this.rules.length === 1 ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge),
+      this.simple ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge),
     )
   }
 
@@ -108,6 +114,8 @@ class MemoryBinding implements BoundStore {
   reset(keys: readonly string[]): Promise<void> {
     this.keyTables.forEach((table, i) => {
       this.tables.remove(table.get(keys[i] as string))
+      // Resetting a key lifts its block too: what an app does after a successful login.
+      this.tables.remove(this.blockTables[i]?.get(keys[i] as string))
     })
     return Promise.resolve()
   }
@@ -136,12 +144,38 @@ class MemoryBinding implements BoundStore {
       found.push(entry)
       states.push(stateAt(entry, now))
     }
-    const steps = evaluateRules(rules, states, now, cost, charge)
+    const blocksBefore = this.blocksOf(keys, now)
+    const blocks = blocksBefore?.slice()
+    const steps = evaluateRules(rules, states, now, cost, charge, blocks)
     if (committed(steps, charge)) {
       steps.forEach((step, i) => {
         tables.write(keyTables[i] as Table, keys[i] as string, found[i], step.state, now + step.resetMs)
       })
     }
+    if (blocks !== undefined) this.writeBlocks(keys, blocksBefore as (number | undefined)[], blocks)
     return decisionOf(rules, steps, cost)
+  }
+
+  /** When the block of each key ends (undefined: none), or undefined when no rule has a block. */
+  private blocksOf(keys: readonly string[], now: number): (number | undefined)[] | undefined {
+    if (this.blockTables.every((table) => table === undefined)) return undefined
+    return this.blockTables.map((table, i) => {
+      const entry = table === undefined ? undefined : this.tables.touch(table, keys[i] as string)
+      return stateAt(entry, now) as number | undefined
+    })
+  }
+
+  /** Stores the blocks this request started: evaluateRules wrote their ends over what was read. */
+  private writeBlocks(
+    keys: readonly string[],
+    before: readonly (number | undefined)[],
+    after: readonly (number | undefined)[],
+  ) {
+    after.forEach((until, i) => {
+      if (until === before[i] || until === undefined) return
+      const table = this.blockTables[i] as Table
+      const key = keys[i] as string
+      this.tables.write(table, key, table.get(key), until, until)
+    })
   }
 }

@@ -1,6 +1,7 @@
 // @sluice/core/store: what a store author (and a sibling package such as @sluice/redis) needs to implement a Store
 // that decides exactly as MemoryStore does. Applications import from @sluice/core.
 export * from './algorithms'
+export { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod, type PeriodBounds } from './calendar'
 export { checkFunction, checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
 export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './decision'
 export { parseDuration } from './duration'

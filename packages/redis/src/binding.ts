@@ -14,7 +14,7 @@ import type { KeyErrors } from './key-errors'
 import { redisKey, redisKeyPrefix } from './keys'
 import type { Nodes } from './nodes'
 import type { Rejections } from './rejections'
-import { type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
+import { blockKeys, type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
 
 /** What every binding of one RedisStore shares. */
 export interface RedisShared {
@@ -59,7 +59,7 @@ export class RedisBinding implements BoundStore {
     const redisKeys = this.redisKeys(keys)
     // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
     const rejectionKey = redisKeys.length === 1 ? (redisKeys[0] as string) : redisKeys.join('')
-    const known = shared.rejections.known(rejectionKey, cost)
+    const known = shared.rejections.known(rejectionKey, cost, this)
     if (known !== undefined) return decisionOf(rules, known, cost)
     const mode: Mode = charge ? 'charge' : 'peek'
     const groups = this.groupsOf(redisKeys)
@@ -68,7 +68,7 @@ export class RedisBinding implements BoundStore {
         ? await this.run(this.everyRule, keys, redisKeys, cost, mode)
         : await applyBySlot(groups, mode, (group, groupMode) => this.run(group, keys, redisKeys, cost, groupMode))
     if (outcomes instanceof Away) return this.fallback(outcomes, keys, cost, charge)
-    shared.rejections.remember(rejectionKey, cost, outcomes)
+    shared.rejections.remember(rejectionKey, cost, outcomes, this)
     return decisionOf(rules, outcomes, cost)
   }
 
@@ -93,9 +93,11 @@ export class RedisBinding implements BoundStore {
     const answers = await Promise.all(
       this.groupsOf(redisKeys).map((group) => {
         const groupKeys = pick(redisKeys, group)
+        // The block keys go too: resetting a key lifts its block.
+        const blocks = blockKeys(this.planOf(group), groupKeys)
         return shared.nodes
           .forKey(groupKeys[0] as string)
-          .call(groupKeys[0] as string, () => shared.client.del(...groupKeys))
+          .call(groupKeys[0] as string, () => shared.client.del(...groupKeys, ...blocks))
       }),
     )
     const away = answers.find((answer) => answer instanceof Away)

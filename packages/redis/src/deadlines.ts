@@ -15,6 +15,9 @@ export class CallExpired extends Error {
   }
 }
 
+/** No call waits longer than this many timeouts of this instance's idle time, however steadily Redis answers others. */
+export const BACKSTOP_TIMEOUTS = 30
+
 /** What a call that has not settled yet needs for its deadline. */
 interface Waiting {
   /** The order in which calls were sent on this connection. */

@@ -18,6 +18,7 @@ import {
 import type { Redis } from 'ioredis'
 import { RedisBinding, type RedisShared } from './binding'
 import { warnAboutClientOptions } from './client-options'
+import { BACKSTOP_TIMEOUTS } from './deadlines'
 import { KeyErrors } from './key-errors'
 import { type NodeMap, Nodes } from './nodes'
 import { Rejections } from './rejections'
@@ -84,8 +85,6 @@ export function replayStore(options: ReplayOptions): RedisStore {
   return new RedisStore(options)
 }
 
-// No call waits longer than this many timeouts of this instance's idle time, however steadily Redis answers others.
-const BACKSTOP_TIMEOUTS = 30
 // Poisoned keys remembered as already logged.
 const LOGGED_KEY_ERRORS = 1000
 
@@ -126,6 +125,7 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     checkObject(options, 'options', 'with a client')
     const { client, timeout = 100, onError = 'local', logger = console, clock } = options as ReplayOptions
+    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
     if (
       client === null ||
       typeof client !== 'object' ||
@@ -172,7 +172,7 @@ export class RedisStore implements Store {
   }
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
-    this.keySpaces.claim(rules, options.logger ?? console)
+    this.keySpaces.claim(rules, options)
     return new RedisBinding(rules, this.shared)
   }
 

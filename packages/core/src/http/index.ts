@@ -1,13 +1,17 @@
+export { type RateLimitHandle, rateLimitHandle } from './handle'
 export {
   type HeaderList,
   type HeaderMode,
   type HeadersOption,
   headerModes,
+  NO_STORE,
   rateLimitHeaders,
   retryAfterSeconds,
 } from './headers'
 export { ipKey } from './ip'
+export { type AddressList, compileAddressList } from './ip-list'
 export type { RequestFacts } from './keys'
+export type { AddressListOption } from './lists'
 export type {
   HttpAdapter,
   HttpLimitOptions,
@@ -15,5 +19,6 @@ export type {
   KeyFunction,
   ResponseEvents,
 } from './options'
+export type { RequestLimit, RequestWindow } from './plans'
 export { createHttpPolicy, type HttpPolicy } from './policy'
 export { type HttpVerdict, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'

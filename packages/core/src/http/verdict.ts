@@ -1,5 +1,5 @@
 import type { Decision } from '../decision'
-import { type HeaderList, type HeaderMode, rateLimitHeaders, retryAfterSeconds } from './headers'
+import { type HeaderList, type HeaderMode, NO_STORE, rateLimitHeaders, retryAfterSeconds } from './headers'
 
 /**
  * The JSON body of a response the limiter wrote.
@@ -33,8 +33,8 @@ export type HttpVerdict =
     }
   | {
       readonly action: 'reject'
-      /** 'rate-limited' is the one a custom `onRejected` answers. */
-      readonly reason: 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable'
+      /** 'rate-limited' is the one a custom `onRejected` answers; 'forbidden' is the `denyList`'s. */
+      readonly reason: 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable' | 'forbidden'
       readonly status: number
       readonly decision: Decision | undefined
       readonly headers: HeaderList
@@ -47,8 +47,6 @@ export type HttpVerdict =
  * because waiting does not help.
  */
 const COST_EXCEEDS_CAPACITY_STATUS = 413
-
-const NO_STORE = ['Cache-Control', 'no-store'] as const
 
 /** A skipped request: no count, no headers. */
 export const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })
@@ -64,6 +62,19 @@ export const STORE_UNAVAILABLE: HttpVerdict = Object.freeze({
   decision: undefined,
   headers: [NO_STORE],
   body: { error: 'rate limiter unavailable' },
+})
+
+/**
+ * A request on the `denyList`: 403, decided before the limiter, so without rate-limit headers. RFC 9111 s5.2.2.5:
+ * no-store, since a shared cache must not answer other clients with this client's refusal.
+ */
+export const FORBIDDEN: HttpVerdict = Object.freeze({
+  action: 'reject',
+  reason: 'forbidden',
+  status: 403,
+  decision: undefined,
+  headers: [NO_STORE],
+  body: { error: 'forbidden' },
 })
 
 /** The verdict on a decision: on with its headers, or the rejection the decision calls for. */
