@@ -1,13 +1,13 @@
 // One key that something else wrote (a list, a hash, bytes that are no rate-limit state) concerns that key alone:
 // its requests fail (the HTTP layer's onError answers them), it is logged once, and every other user is still decided
 // by Redis, exactly. Redis itself is fine, so no outage is declared and nobody is decided from local memory.
-import { type CompiledRule, createLimiter, type FailurePolicy } from '@sluice/core'
+import { type CompiledRule, createLimiter, type FailurePolicy, StoreKeyError } from '@sluice/core'
 import { rateLimit } from '@sluice/express'
 import { RedisStore } from '@sluice/redis'
 import express from 'express'
 import type Redis from 'ioredis'
 import request from 'supertest'
-import { redisKeyOf } from '../../packages/redis/src/keys'
+import { redisBlockKeyPrefix, redisKey, redisKeyOf } from '../../packages/redis/src/keys'
 import { recommendedClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 
@@ -76,4 +76,25 @@ describe.each<FailurePolicy>(['closed', 'local'])("store onError '%s'", (storePo
       expect(await client.exists(redisKeyOf(rule, 'mallory'))).toBe(1)
     },
   )
+})
+
+test("a block key holding a list fails that key's requests alone, and is left as it was found", async () => {
+  const lines: string[] = []
+  const logger = { warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m), info: () => {} }
+  const store = new RedisStore({ client, logger })
+  const options = { limit: LIMIT, window: '1m', block: '15m', store }
+  const limiter = createLimiter({ ...options, logger })
+  const rule = limiter.rules[0] as CompiledRule
+  const blockKey = redisKey(redisBlockKeyPrefix(rule), 'mallory')
+  await client.lpush(blockKey, 'job')
+
+  await expect(limiter.consume('mallory')).rejects.toThrow(StoreKeyError)
+  await expect(limiter.consume('mallory')).rejects.toThrow(StoreKeyError)
+  for (let i = 0; i < LIMIT; i++) expect((await limiter.consume('alice')).allowed).toBe(true)
+  expect((await limiter.consume('alice')).allowed).toBe(false)
+  expect(lines).toHaveLength(1)
+  expect(lines[0]).toContain('mallory')
+  expect(await client.type(blockKey)).toBe('list')
+  // Nothing was counted for mallory either: the script stopped before writing.
+  expect(await client.exists(redisKeyOf(rule, 'mallory'))).toBe(0)
 })
