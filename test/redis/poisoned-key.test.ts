@@ -82,7 +82,7 @@ test("a block key holding a list fails that key's requests alone, and is left as
   const lines: string[] = []
   const logger = { warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m), info: () => {} }
   const store = new RedisStore({ client, logger })
-  const options = { limit: LIMIT, window: '1m', block: '15m', store }
+  const options = { limit: LIMIT, window: '1m', block: '15m', store } as const
   const limiter = createLimiter({ ...options, logger })
   const rule = limiter.rules[0] as CompiledRule
   const blockKey = redisKey(redisBlockKeyPrefix(rule), 'mallory')
