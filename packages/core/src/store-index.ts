@@ -6,6 +6,7 @@ export { checkFunction, checkObject, checkOneOf, checkWholeNumber, isCost } from
 export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './decision'
 export { parseDuration } from './duration'
 export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
+export type { DecisionSource, DecisionTrace, StoreEvent } from './events'
 export { checkLogger, type Logger } from './logger'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'

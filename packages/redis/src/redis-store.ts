@@ -160,6 +160,7 @@ export class RedisStore implements Store {
         backstopMs: BACKSTOP_TIMEOUTS * this.timeout,
         probeIntervalMs,
         logger: checkedLogger,
+        onError: this.onError,
         meanwhile: MEANWHILE[this.onError],
         probe: (key) => runner.probe(key),
         newLocal: this.onError === 'local' ? () => new MemoryStore({ maxKeys: localMaxKeys, clock: now }) : undefined,
