@@ -50,7 +50,10 @@ export type EventKeys = 'hash' | 'raw'
 export interface RuleDecisionEvent {
   /** The rule's name. */
   readonly rule: string
-  /** The first 16 hex digits of the SHA-256 of the key: the same key gives the same hash in every process. */
+  /**
+   * The first 16 hex digits of the SHA-256 of the key: the same key gives the same hash in every process. Worked out
+   * when first read.
+   */
   readonly keyHash: string
   /** The key itself, only when the limiter has `eventKeys: 'raw'`. */
   readonly key?: string
@@ -238,21 +241,45 @@ function decisionEvent(
     allowed: decision.allowed,
     rule: decision.rule,
     cost,
-    rules: perRule.map((d, i) => {
-      const key = keys[i] as string
-      const event = {
-        rule: d.rule,
-        keyHash: keyHash(key),
-        allowed: d.allowed,
-        limit: d.limit,
-        remaining: d.remaining,
-        retryAfterMs: d.retryAfterMs,
-      }
-      return eventKeys === 'raw' ? { ...event, key } : event
-    }),
+    rules: perRule.map((d, i) => new RuleEvent(d, keys[i] as string, eventKeys)),
     source: trace.source,
     storeLatencyMs,
     decision,
+  }
+}
+
+/**
+ * One rule's part of a decision event. Its `keyHash` is worked out when first read: hashing costs more than the rest
+ * of the message, and a subscriber that only counts never reads it. `toJSON` includes it, so a logged message has it.
+ */
+class RuleEvent implements RuleDecisionEvent {
+  readonly rule: string
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  readonly retryAfterMs: number
+  // Declared only: the property exists when the key is published, and is absent (not undefined) otherwise.
+  declare readonly key?: string
+  #key: string
+  #keyHash: string | undefined
+
+  constructor(d: RuleDecision, key: string, eventKeys: EventKeys) {
+    this.rule = d.rule
+    this.allowed = d.allowed
+    this.limit = d.limit
+    this.remaining = d.remaining
+    this.retryAfterMs = d.retryAfterMs
+    if (eventKeys === 'raw') this.key = key
+    this.#key = key
+  }
+
+  get keyHash(): string {
+    this.#keyHash ??= keyHash(this.#key)
+    return this.#keyHash
+  }
+
+  toJSON(): RuleDecisionEvent {
+    return { ...this, keyHash: this.keyHash }
   }
 }
 
