@@ -73,18 +73,37 @@ export class KeyTables {
     return entry
   }
 
-  /** Writes a state for a key found earlier in the same request; inserts it again if it was evicted since. */
-  write(table: Table, key: string, entry: Entry | undefined, state: unknown, expiresAt: number): void {
-    if (entry !== undefined && table.get(key) === entry) update(entry, state, expiresAt)
-    else this.insert(table, key, state, expiresAt)
+  /**
+   * Writes a key's state, a new key's again in `resetMs`, for a request of `keep` keys that found `entry` earlier;
+   * inserts it again if it was evicted since. A state with no time left is dropped, as Redis deletes it: kept, it
+   * would come back to life if the clock stepped back.
+   */
+  write(
+    table: Table,
+    key: string,
+    entry: Entry | undefined,
+    state: unknown,
+    now: number,
+    resetMs: number,
+    keep: number,
+  ): void {
+    const found = entry !== undefined && table.get(key) === entry
+    if (resetMs <= 0) this.remove(found ? entry : undefined)
+    else if (found) update(entry, state, now + resetMs)
+    else this.insert(table, key, state, now + resetMs, keep)
   }
 
-  insert(table: Table, key: string, state: unknown, expiresAt: number): void {
-    if (this.count >= this.maxKeys && this.head !== undefined) this.remove(this.head)
+  /**
+   * Adds a key as the most recently used, then evicts the least recently used past `maxKeys`, but never the request's
+   * own `keep` keys, which are the most recent (touched or added by it). A request that evicted its own keys (stacked
+   * rules over a small `maxKeys`) would find nothing counted the next time, and be admitted every time.
+   */
+  insert(table: Table, key: string, state: unknown, expiresAt: number, keep = 1): void {
     const created: Entry = { key, table, state, expiresAt, older: undefined, newer: undefined }
     table.set(key, created)
     this.count++
     this.append(created)
+    while (this.count > this.maxKeys && this.count > keep) this.remove(this.head)
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
       this.sweeper.unref()

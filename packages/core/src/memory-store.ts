@@ -2,8 +2,9 @@ import { type Algorithm, algorithms, refunds } from './algorithms'
 import { checkFunction, checkWholeNumber } from './checks'
 import { type Decision, decisionOf, ruleDecision } from './decision'
 import { type Entry, KeyTables, stateAt, type Table, update } from './key-tables'
+import { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
 import type { CompiledRule } from './rules'
-import { type BindOptions, type BoundStore, committed, evaluateRules, KeySpaces, type Store } from './store'
+import { type BindOptions, type BoundStore, evaluateRules, KeySpaces, type Store } from './store'
 
 /**
  * Options of {@link MemoryStore}.
@@ -13,7 +14,11 @@ import { type BindOptions, type BoundStore, committed, evaluateRules, KeySpaces,
  * const store = new MemoryStore({ maxKeys: 10_000, clock: () => now })
  */
 export interface MemoryStoreOptions {
-  /** The most keys held at once; past it the least recently used key is evicted. Default 100 000. */
+  /**
+   * The most keys held at once; past it the least recently used key is evicted. Default 100 000. A request's own keys
+   * (one per stacked rule) are never evicted to make room for each other, so a store smaller than a limiter's stack
+   * holds that many.
+   */
   maxKeys?: number
   /** The time in milliseconds. Default `Date.now()`; inject one in tests. */
   clock?: () => number
@@ -28,7 +33,8 @@ export interface MemoryStoreOptions {
  *
  * Each key space (a rule's prefix, name and algorithm) has a table of its own, found once when a limiter binds its
  * rules; a key is looked up by the caller's string as it is, since building a combined key would cost a new string
- * and its hash on every request.
+ * and its hash on every request. A key longer than 256 characters is kept by its SHA-256 instead (see
+ * `MAX_KEPT_KEY_LENGTH`), so that `maxKeys` bounds the store's memory and not only its count of keys.
  *
  * @example
  * const store = new MemoryStore({ maxKeys: 50_000 })
@@ -69,9 +75,12 @@ export class MemoryStore implements Store {
 
 class MemoryBinding implements BoundStore {
   private readonly keyTables: readonly Table[]
-  /** The first rule, its table and its algorithm: all there is to the common case of one rule. */
+  /** Per rule, the keys longer than MAX_KEPT_KEY_LENGTH, by their digest: apart, so no short key can meet one. */
+  private readonly longKeyTables: readonly Table[]
+  /** The first rule, its tables and its algorithm: all there is to the common case of one rule. */
   private readonly rule: CompiledRule
   private readonly table: Table
+  private readonly longKeyTable: Table
   private readonly step: Algorithm<unknown>
 
   constructor(
@@ -79,8 +88,11 @@ class MemoryBinding implements BoundStore {
     private readonly tables: KeyTables,
   ) {
     this.keyTables = rules.map((rule) => tables.table(rule.keySpace))
+    // A key space ends with ':', so this name is never another rule's key space.
+    this.longKeyTables = rules.map((rule) => tables.table(`${rule.keySpace}sha256`))
     this.rule = rules[0] as CompiledRule
     this.table = this.keyTables[0] as Table
+    this.longKeyTable = this.longKeyTables[0] as Table
     this.step = algorithms[this.rule.algorithm]
   }
 
@@ -94,54 +106,75 @@ class MemoryBinding implements BoundStore {
     const { tables } = this
     const now = Math.floor(tables.clock())
     this.rules.forEach((rule, i) => {
-      const table = this.keyTables[i] as Table
-      const key = keys[i] as string
+      const table = this.tableOf(i, keys[i] as string)
+      const key = keptKey(keys[i] as string)
       const entry = tables.touch(table, key)
       const state = stateAt(entry, now)
       if (state === undefined) return // nothing charged is left to give back
       const step = refunds[rule.algorithm](state, now, cost, rule)
-      tables.write(table, key, entry, step.state, now + step.resetMs)
+      tables.write(table, key, entry, step.state, now, step.resetMs, this.rules.length)
     })
     return Promise.resolve()
   }
 
   reset(keys: readonly string[]): Promise<void> {
-    this.keyTables.forEach((table, i) => {
-      this.tables.remove(table.get(keys[i] as string))
+    this.rules.forEach((_, i) => {
+      this.tables.remove(this.tableOf(i, keys[i] as string).get(keptKey(keys[i] as string)))
     })
     return Promise.resolve()
   }
 
   /** The common case, one rule: no arrays. */
   private decideOne(key: string, cost: number, charge: boolean): Decision {
-    const { tables, rule, table } = this
+    const { tables, rule } = this
+    let table = this.table
+    if (key.length > MAX_KEPT_KEY_LENGTH) {
+      table = this.longKeyTable
+      key = longKeyDigest(key)
+    }
     const now = Math.floor(tables.clock())
     const entry = tables.touch(table, key)
-    const step = this.step(stateAt(entry, now), now, cost, rule, charge)
-    if (charge && step.allowed) {
+    const state = stateAt(entry, now)
+    const step = this.step(state, now, cost, rule, charge)
+    // A new state: charged, or moved back to a clock that stepped back (see `Step`).
+    if (step.state !== state) {
       // Nothing can have evicted the entry since it was touched: one rule, no other write in between.
-      if (entry === undefined) tables.insert(table, key, step.state, now + step.resetMs)
+      if (step.resetMs <= 0) tables.remove(entry)
+      else if (entry === undefined) tables.insert(table, key, step.state, now + step.resetMs)
       else update(entry, step.state, now + step.resetMs)
     }
     return ruleDecision(rule, step, cost)
   }
 
   private decideAll(keys: readonly string[], cost: number, charge: boolean): Decision {
-    const { tables, rules, keyTables } = this
+    const { tables, rules } = this
     const now = Math.floor(tables.clock())
+    const places: Table[] = []
+    const kept: string[] = []
     const found: (Entry | undefined)[] = []
     const states: unknown[] = []
     for (let i = 0; i < rules.length; i++) {
-      const entry = tables.touch(keyTables[i] as Table, keys[i] as string)
+      places.push(this.tableOf(i, keys[i] as string))
+      kept.push(keptKey(keys[i] as string))
+      const entry = tables.touch(places[i] as Table, kept[i] as string)
       found.push(entry)
       states.push(stateAt(entry, now))
     }
     const steps = evaluateRules(rules, states, now, cost, charge)
-    if (committed(steps, charge)) {
-      steps.forEach((step, i) => {
-        tables.write(keyTables[i] as Table, keys[i] as string, found[i], step.state, now + step.resetMs)
-      })
-    }
+    steps.forEach((step, i) => {
+      if (step.state === states[i]) return
+      tables.write(places[i] as Table, kept[i] as string, found[i], step.state, now, step.resetMs, rules.length)
+    })
     return decisionOf(rules, steps, cost)
   }
+
+  /** The table rule `i` keeps `key` in: its own, or its table of long keys. */
+  private tableOf(i: number, key: string): Table {
+    return (key.length > MAX_KEPT_KEY_LENGTH ? this.longKeyTables[i] : this.keyTables[i]) as Table
+  }
+}
+
+/** What a key is kept by: itself, or the digest of a long key (see MAX_KEPT_KEY_LENGTH). */
+function keptKey(key: string): string {
+  return key.length > MAX_KEPT_KEY_LENGTH ? longKeyDigest(key) : key
 }

@@ -375,6 +375,20 @@ describe('keys', () => {
     expect(await client.dbsize()).toBe(oddKeys.length)
   })
 
+  test('a 15 KB key costs Redis no more than a short one: long keys are kept by their SHA-256', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m', store: new RedisStore({ client }) })
+    const long = 'k'.repeat(15_360)
+    expect((await limiter.consume(long)).allowed).toBe(true)
+    expect((await limiter.consume(`${long}!`)).allowed).toBe(true)
+    expect((await limiter.consume(long)).allowed).toBe(false)
+    const stored = await client.keys('*')
+    expect(stored).toHaveLength(2)
+    for (const key of stored) {
+      expect(key.length).toBeLessThan(160)
+      expect(Number(await client.memory('USAGE', key))).toBeLessThan(400)
+    }
+  })
+
   test('the key encoding is injective over prefix, rule and user key', () => {
     const rule = (prefix: string, name: string) =>
       createLimiter({ prefix, name, limit: 1, window: 1000 }).rules[0] as CompiledRule

@@ -21,6 +21,7 @@ export interface FixedWindowState {
  */
 export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
   const windowStart = floorDiv(now, windowMs) * windowMs
+  state = asOf(state, windowStart)
   const used = state !== undefined && state.windowStart === windowStart ? state.used : 0
   const toWindowEnd = windowStart + windowMs - now
   if (used + cost > limit) {
@@ -41,6 +42,15 @@ export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { lim
 }
 
 /**
+ * Time never runs backwards for a key: when the clock reads a window earlier than the state's (it stepped back), the
+ * count moves back to the clock's window. A step then neither forgets the count (which would admit twice the
+ * limit) nor keeps the client waiting until the clock is back where it was. The store writes the moved state.
+ */
+function asOf(state: FixedWindowState | undefined, windowStart: number): FixedWindowState | undefined {
+  return state !== undefined && state.windowStart > windowStart ? { windowStart, used: state.used } : state
+}
+
+/**
  * Refund: only the current window's count can go down; a past window is already forgotten.
  *
  * @example
@@ -48,6 +58,7 @@ export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { lim
  */
 export const fixedWindowRefund: Refund<FixedWindowState> = (state, now, cost, params) => {
   const windowStart = floorDiv(now, params.windowMs) * params.windowMs
+  state = asOf(state, windowStart)
   if (state === undefined || state.windowStart !== windowStart) return fixedWindow(state, now, 1, params, false)
   return fixedWindow({ windowStart, used: Math.max(0, state.used - cost) }, now, 1, params, false)
 }

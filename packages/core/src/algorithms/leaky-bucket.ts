@@ -24,10 +24,8 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
   const { limit, rateNumerator, rateDenominator } = params
   const capacity = limit * rateDenominator
   let level = 0
-  if (state !== undefined) {
-    const elapsed = Math.max(0, now - state.updatedAt)
-    level = Math.max(0, state.level - elapsed * rateNumerator)
-  }
+  state = asOf(state, now)
+  if (state !== undefined) level = Math.max(0, state.level - (now - state.updatedAt) * rateNumerator)
   const price = cost * rateDenominator
   if (level + price > capacity) {
     return {
@@ -51,15 +49,25 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
 }
 
 /**
+ * Time never runs backwards for a key: when the clock reads earlier than the state's last update (it stepped back),
+ * the state moves back to now with its level, and drains from there. Otherwise nothing would drain until the clock
+ * was back where it was, locking a full bucket's client out for the length of the step. The store writes the moved
+ * state.
+ */
+function asOf(state: LeakyBucketState | undefined, now: number): LeakyBucketState | undefined {
+  return state !== undefined && state.updatedAt > now ? { level: state.level, updatedAt: now } : state
+}
+
+/**
  * Refund: the level goes down by the cost, not below empty.
  *
  * @example
  * const back = leakyBucketRefund(step.state, Date.now(), 1, rule)
  */
 export const leakyBucketRefund: Refund<LeakyBucketState> = (state, now, cost, params) => {
+  state = asOf(state, now)
   if (state === undefined) return leakyBucket(state, now, 1, params, false)
-  const elapsed = Math.max(0, now - state.updatedAt)
-  const level = Math.max(0, state.level - elapsed * params.rateNumerator)
+  const level = Math.max(0, state.level - (now - state.updatedAt) * params.rateNumerator)
   const next = { level: Math.max(0, level - cost * params.rateDenominator), updatedAt: now }
   return leakyBucket(next, now, 1, params, false)
 }

@@ -1,5 +1,5 @@
 import { ceilDiv, floorDiv } from '../math'
-import type { Algorithm, Refund } from './types'
+import type { Algorithm, AlgorithmParams, Refund } from './types'
 
 /**
  * The last departure time: `departureMs` plus `departureFraction` / rateNumerator ms. The fraction keeps
@@ -23,6 +23,7 @@ export interface LeakyQueueState {
 export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params, charge) => {
   const { limit, rateNumerator, rateDenominator } = params
   const capacity = limit * rateDenominator // the longest wait, in units of 1 / rateNumerator ms
+  state = asOf(state, now, params)
   let departureMs = now
   let departureFraction = 0
   if (state !== undefined && (state.departureMs > now || (state.departureMs === now && state.departureFraction > 0))) {
@@ -67,6 +68,23 @@ export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params,
 }
 
 /**
+ * Time never runs backwards for a key. The backlog is never longer than the queue's capacity unless the clock stepped
+ * back: then the queue is taken as full as of now (the most it can have held), and drains from there, instead of
+ * refusing every request until the clock is back where it was. The store writes the moved state.
+ */
+function asOf(
+  state: LeakyQueueState | undefined,
+  now: number,
+  { limit, rateNumerator, rateDenominator }: AlgorithmParams,
+): LeakyQueueState | undefined {
+  const capacity = limit * rateDenominator
+  if (state === undefined || (state.departureMs - now) * rateNumerator + state.departureFraction <= capacity)
+    return state
+  const departureMs = now + floorDiv(capacity, rateNumerator)
+  return { departureMs, departureFraction: capacity - (departureMs - now) * rateNumerator }
+}
+
+/**
  * Refund: the last departure moves earlier by the cost's interval, not before now.
  *
  * @example
@@ -74,6 +92,7 @@ export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params,
  */
 export const leakyQueueRefund: Refund<LeakyQueueState> = (state, now, cost, params) => {
   const { rateNumerator, rateDenominator } = params
+  state = asOf(state, now, params)
   if (state === undefined) return leakyQueue(state, now, 1, params, false)
   const backlog = (state.departureMs - now) * rateNumerator + state.departureFraction - cost * rateDenominator
   if (backlog <= 0) return leakyQueue(undefined, now, 1, params, false)

@@ -34,6 +34,7 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
     const next = { times: [now], costs: [cost], start: 0, end: 1, used: cost }
     return { state: next, allowed: true, remaining: limit - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0 }
   }
+  state = asOf(state, now)
   const { times, costs, end } = state
   const oldest = now - windowMs // entries at or before this instant have expired
   let first = state.start
@@ -72,6 +73,19 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
 }
 
 /**
+ * Time never runs backwards for a key: when the clock reads earlier than the newest entry (it stepped back), every
+ * entry moves back by the same amount, so that the newest is now. A step then keeps the log's count, and its
+ * entries expire one window after the client last saw them, not one window after the clock is back where it was.
+ * The store writes the moved state.
+ */
+function asOf(state: SlidingLogState, now: number): SlidingLogState {
+  const shift = now - (state.times[state.end - 1] as number)
+  if (shift >= 0) return state
+  const times = state.times.slice(state.start, state.end).map((time) => time + shift)
+  return { times, costs: state.costs.slice(state.start, state.end), start: 0, end: times.length, used: state.used }
+}
+
+/**
  * Refund: the newest entries give back `cost`, newest first.
  *
  * @example
@@ -79,6 +93,7 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
  */
 export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, params) => {
   if (state === undefined) return slidingLog(state, now, 1, params, false)
+  state = asOf(state, now)
   // A refund is rare: copy the live entries, then take the cost off the newest.
   const times = state.times.slice(state.start, state.end)
   const costs = state.costs.slice(state.start, state.end)

@@ -22,6 +22,7 @@ export interface SlidingWindowState {
  */
 export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
   const windowStart = floorDiv(now, windowMs) * windowMs
+  state = asOf(state, windowStart)
   let previous = 0
   let current = 0
   if (state !== undefined) {
@@ -63,6 +64,16 @@ export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, {
     retryAfterMs: 0,
     delayMs: 0,
   }
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads a window earlier than the state's (it stepped back), both
+ * counts move back with it, to the clock's window. A step then neither forgets them (which would admit twice the
+ * limit) nor keeps the client waiting until the clock is back where it was. The store writes the moved state.
+ */
+function asOf(state: SlidingWindowState | undefined, windowStart: number): SlidingWindowState | undefined {
+  if (state === undefined || state.windowStart <= windowStart) return state
+  return { windowStart, previous: state.previous, current: state.current }
 }
 
 /**

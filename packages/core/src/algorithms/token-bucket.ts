@@ -22,10 +22,8 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
   const { limit, rateNumerator, rateDenominator } = params
   const capacity = limit * rateDenominator
   let tokens = capacity
-  if (state !== undefined) {
-    const elapsed = Math.max(0, now - state.updatedAt)
-    tokens = Math.min(capacity, state.tokens + elapsed * rateNumerator)
-  }
+  state = asOf(state, now)
+  if (state !== undefined) tokens = Math.min(capacity, state.tokens + (now - state.updatedAt) * rateNumerator)
   const price = cost * rateDenominator
   if (tokens < price) {
     return {
@@ -49,16 +47,26 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
 }
 
 /**
+ * Time never runs backwards for a key: when the clock reads earlier than the state's last update (it stepped back),
+ * the state moves back to now with its tokens, and refills from there. Otherwise nothing would refill until the clock
+ * was back where it was, locking an empty bucket's client out for the length of the step. The store writes the
+ * moved state.
+ */
+function asOf(state: TokenBucketState | undefined, now: number): TokenBucketState | undefined {
+  return state !== undefined && state.updatedAt > now ? { tokens: state.tokens, updatedAt: now } : state
+}
+
+/**
  * Refund: the tokens come back, up to the capacity.
  *
  * @example
  * const back = tokenBucketRefund({ tokens: 0, updatedAt: 0 }, 0, 1, rule) // one token back
  */
 export const tokenBucketRefund: Refund<TokenBucketState> = (state, now, cost, params) => {
+  state = asOf(state, now)
   if (state === undefined) return tokenBucket(state, now, 1, params, false)
   const capacity = params.limit * params.rateDenominator
-  const elapsed = Math.max(0, now - state.updatedAt)
-  const tokens = Math.min(capacity, state.tokens + elapsed * params.rateNumerator)
+  const tokens = Math.min(capacity, state.tokens + (now - state.updatedAt) * params.rateNumerator)
   const next = { tokens: Math.min(capacity, tokens + cost * params.rateDenominator), updatedAt: now }
   return tokenBucket(next, now, 1, params, false)
 }

@@ -87,11 +87,11 @@ else
       local rule = rules[i]
       if rule.step.allowed then rule.step = rule.algorithm.step(rule.state, now, cost, rule, false) end
     end
-  elseif charge then
-    for i = 1, #KEYS do
-      local rule = rules[i]
-      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
-    end
+  end
+  -- Every new state is written: each rule's when all charged, else only those moved back to a clock that stepped back.
+  for i = 1, #KEYS do
+    local rule = rules[i]
+    if rule.step.state ~= rule.state then write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms) end
   end
 end
 
