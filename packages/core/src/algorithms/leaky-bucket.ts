@@ -1,15 +1,19 @@
 import { ceilDiv, floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms).
+ * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms). A class, not a literal (see
+ * `step.ts`).
  *
  * @example
  * const state: LeakyBucketState = { level: 3 * rule.rateDenominator, updatedAt: Date.now() } // 3 requests queued
  */
-export interface LeakyBucketState {
-  readonly level: number
-  readonly updatedAt: number
+export class LeakyBucketState {
+  constructor(
+    readonly level: number,
+    readonly updatedAt: number,
+  ) {}
 }
 
 /**
@@ -28,24 +32,12 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
   if (state !== undefined) level = Math.max(0, state.level - (now - state.updatedAt) * rateNumerator)
   const price = cost * rateDenominator
   if (level + price > capacity) {
-    return {
-      state,
-      allowed: false,
-      remaining: floorDiv(capacity - level, rateDenominator),
-      resetMs: ceilDiv(level, rateNumerator),
-      retryAfterMs: ceilDiv(level + price - capacity, rateNumerator),
-      delayMs: 0,
-    }
+    const retryAfterMs = ceilDiv(level + price - capacity, rateNumerator)
+    return rejected(state, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator), retryAfterMs)
   }
   if (charge) level += price
-  return {
-    state: charge ? { level, updatedAt: now } : state,
-    allowed: true,
-    remaining: floorDiv(capacity - level, rateDenominator),
-    resetMs: ceilDiv(level, rateNumerator),
-    retryAfterMs: 0,
-    delayMs: 0,
-  }
+  const next = charge ? new LeakyBucketState(level, now) : state
+  return admitted(next, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator))
 }
 
 /**
@@ -55,7 +47,7 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
  * state.
  */
 function asOf(state: LeakyBucketState | undefined, now: number): LeakyBucketState | undefined {
-  return state !== undefined && state.updatedAt > now ? { level: state.level, updatedAt: now } : state
+  return state !== undefined && state.updatedAt > now ? new LeakyBucketState(state.level, now) : state
 }
 
 /**
@@ -68,6 +60,6 @@ export const leakyBucketRefund: Refund<LeakyBucketState> = (state, now, cost, pa
   state = asOf(state, now)
   if (state === undefined) return leakyBucket(state, now, 1, params, false)
   const level = Math.max(0, state.level - (now - state.updatedAt) * params.rateNumerator)
-  const next = { level: Math.max(0, level - cost * params.rateDenominator), updatedAt: now }
+  const next = new LeakyBucketState(Math.max(0, level - cost * params.rateDenominator), now)
   return leakyBucket(next, now, 1, params, false)
 }

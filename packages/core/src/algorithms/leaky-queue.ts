@@ -1,15 +1,19 @@
 import { ceilDiv, floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, AlgorithmParams, Refund } from './types'
 
 /**
  * The last departure time: `departureMs` plus `departureFraction` / rateNumerator ms. The fraction keeps
- * departures exact when the interval between them is not a whole number of milliseconds.
+ * departures exact when the interval between them is not a whole number of milliseconds. A class, not a literal
+ * (see `step.ts`).
  * @example
  * const state: LeakyQueueState = { departureMs: Date.now() + 500, departureFraction: 0 }
  */
-export interface LeakyQueueState {
-  readonly departureMs: number
-  readonly departureFraction: number
+export class LeakyQueueState {
+  constructor(
+    readonly departureMs: number,
+    readonly departureFraction: number,
+  ) {}
 }
 
 /**
@@ -33,38 +37,17 @@ export const leakyQueue: Algorithm<LeakyQueueState> = (state, now, cost, params,
   const backlog = (departureMs - now) * rateNumerator + departureFraction
   const price = cost * rateDenominator
   if (backlog + price > capacity) {
-    return {
-      state,
-      allowed: false,
-      remaining: floorDiv(capacity - backlog, rateDenominator),
-      resetMs: ceilDiv(backlog, rateNumerator),
-      retryAfterMs: ceilDiv(backlog + price - capacity, rateNumerator),
-      delayMs: 0,
-    }
+    const retryAfterMs = ceilDiv(backlog + price - capacity, rateNumerator)
+    return rejected(state, floorDiv(capacity - backlog, rateDenominator), ceilDiv(backlog, rateNumerator), retryAfterMs)
   }
-  if (!charge) {
-    return {
-      state,
-      allowed: true,
-      remaining: floorDiv(capacity - backlog, rateDenominator),
-      resetMs: ceilDiv(backlog, rateNumerator),
-      retryAfterMs: 0,
-      delayMs: 0,
-    }
-  }
+  if (!charge) return admitted(state, floorDiv(capacity - backlog, rateDenominator), ceilDiv(backlog, rateNumerator))
   const fraction = departureFraction + price
   departureMs += floorDiv(fraction, rateNumerator)
   departureFraction = fraction % rateNumerator
   const wait = backlog + price
   const delayMs = ceilDiv(wait, rateNumerator)
-  return {
-    state: { departureMs, departureFraction },
-    allowed: true,
-    remaining: floorDiv(capacity - wait, rateDenominator),
-    resetMs: delayMs,
-    retryAfterMs: 0,
-    delayMs,
-  }
+  const next = new LeakyQueueState(departureMs, departureFraction)
+  return admitted(next, floorDiv(capacity - wait, rateDenominator), delayMs, delayMs)
 }
 
 /**
@@ -81,7 +64,7 @@ function asOf(
   if (state === undefined || (state.departureMs - now) * rateNumerator + state.departureFraction <= capacity)
     return state
   const departureMs = now + floorDiv(capacity, rateNumerator)
-  return { departureMs, departureFraction: capacity - (departureMs - now) * rateNumerator }
+  return new LeakyQueueState(departureMs, capacity - (departureMs - now) * rateNumerator)
 }
 
 /**
@@ -97,6 +80,6 @@ export const leakyQueueRefund: Refund<LeakyQueueState> = (state, now, cost, para
   const backlog = (state.departureMs - now) * rateNumerator + state.departureFraction - cost * rateDenominator
   if (backlog <= 0) return leakyQueue(undefined, now, 1, params, false)
   const departureMs = now + floorDiv(backlog, rateNumerator)
-  const next = { departureMs, departureFraction: backlog - (departureMs - now) * rateNumerator }
+  const next = new LeakyQueueState(departureMs, backlog - (departureMs - now) * rateNumerator)
   return leakyQueue(next, now, 1, params, false)
 }

@@ -1,14 +1,18 @@
 import { ceilDiv, floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms).
+ * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms). A class, not a literal (see
+ * `step.ts`).
  * @example
  * const state: TokenBucketState = { tokens: 4 * rule.rateDenominator, updatedAt: Date.now() } // 4 tokens
  */
-export interface TokenBucketState {
-  readonly tokens: number
-  readonly updatedAt: number
+export class TokenBucketState {
+  constructor(
+    readonly tokens: number,
+    readonly updatedAt: number,
+  ) {}
 }
 
 /**
@@ -26,24 +30,12 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
   if (state !== undefined) tokens = Math.min(capacity, state.tokens + (now - state.updatedAt) * rateNumerator)
   const price = cost * rateDenominator
   if (tokens < price) {
-    return {
-      state,
-      allowed: false,
-      remaining: floorDiv(tokens, rateDenominator),
-      resetMs: ceilDiv(capacity - tokens, rateNumerator),
-      retryAfterMs: ceilDiv(price - tokens, rateNumerator),
-      delayMs: 0,
-    }
+    const retryAfterMs = ceilDiv(price - tokens, rateNumerator)
+    return rejected(state, floorDiv(tokens, rateDenominator), ceilDiv(capacity - tokens, rateNumerator), retryAfterMs)
   }
   if (charge) tokens -= price
-  return {
-    state: charge ? { tokens, updatedAt: now } : state,
-    allowed: true,
-    remaining: floorDiv(tokens, rateDenominator),
-    resetMs: ceilDiv(capacity - tokens, rateNumerator),
-    retryAfterMs: 0,
-    delayMs: 0,
-  }
+  const next = charge ? new TokenBucketState(tokens, now) : state
+  return admitted(next, floorDiv(tokens, rateDenominator), ceilDiv(capacity - tokens, rateNumerator))
 }
 
 /**
@@ -53,7 +45,7 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
  * moved state.
  */
 function asOf(state: TokenBucketState | undefined, now: number): TokenBucketState | undefined {
-  return state !== undefined && state.updatedAt > now ? { tokens: state.tokens, updatedAt: now } : state
+  return state !== undefined && state.updatedAt > now ? new TokenBucketState(state.tokens, now) : state
 }
 
 /**
@@ -67,6 +59,6 @@ export const tokenBucketRefund: Refund<TokenBucketState> = (state, now, cost, pa
   if (state === undefined) return tokenBucket(state, now, 1, params, false)
   const capacity = params.limit * params.rateDenominator
   const tokens = Math.min(capacity, state.tokens + (now - state.updatedAt) * params.rateNumerator)
-  const next = { tokens: Math.min(capacity, tokens + cost * params.rateDenominator), updatedAt: now }
+  const next = new TokenBucketState(Math.min(capacity, tokens + cost * params.rateDenominator), now)
   return tokenBucket(next, now, 1, params, false)
 }
