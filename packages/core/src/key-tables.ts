@@ -1,13 +1,19 @@
-/** One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). */
-export interface Entry {
-  readonly key: string
-  /** The key space's table the entry lives in. */
-  readonly table: Table
-  state: unknown
-  /** When the state becomes the same as a new key's, so it can be dropped. */
-  expiresAt: number
-  older: Entry | undefined
-  newer: Entry | undefined
+/**
+ * One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). A class, not a literal:
+ * see `algorithms/step.ts`.
+ */
+export class Entry {
+  older: Entry | undefined = undefined
+  newer: Entry | undefined = undefined
+
+  constructor(
+    readonly key: string,
+    /** The key space's table the entry lives in. */
+    readonly table: Table,
+    public state: unknown,
+    /** When the state becomes the same as a new key's, so it can be dropped. */
+    public expiresAt: number,
+  ) {}
 }
 
 /** One key space's entries, by the caller's key string as it is. */
@@ -99,7 +105,7 @@ export class KeyTables {
    * rules over a small `maxKeys`) would find nothing counted the next time, and be admitted every time.
    */
   insert(table: Table, key: string, state: unknown, expiresAt: number, keep = 1): void {
-    const created: Entry = { key, table, state, expiresAt, older: undefined, newer: undefined }
+    const created = new Entry(key, table, state, expiresAt)
     table.set(key, created)
     this.count++
     this.append(created)

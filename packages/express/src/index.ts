@@ -1,4 +1,11 @@
-import { createHttpPolicy, type Decision, type HttpAdapter, type HttpLimitOptions, writeVerdict } from '@sluice/core'
+import {
+  createHttpPolicy,
+  type Decision,
+  type HttpAdapter,
+  type HttpLimitOptions,
+  JSON_CONTENT_TYPE,
+  writeVerdict,
+} from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 declare global {
@@ -66,7 +73,13 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
           },
           header: (name, value) => res.setHeader(name, value),
           rejected: onRejected && ((decision) => onRejected(req, res, decision, next)),
-          send: (status, body) => res.status(status).json(body),
+          // The JSON is made: res.json would stringify it again, and res.send would hash it for an ETag that a
+          // no-store answer does not need. Node adds the Content-Length.
+          send: (status, _body, json) => {
+            res.statusCode = status
+            res.setHeader('Content-Type', JSON_CONTENT_TYPE)
+            res.end(json)
+          },
         }),
       )
       .catch(next)

@@ -1,5 +1,12 @@
 import type { HttpAdapter } from '@sluice/core'
-import { createHttpPolicy, type Decision, type HttpLimitOptions, InvalidOptionError, writeVerdict } from '@sluice/core'
+import {
+  createHttpPolicy,
+  type Decision,
+  type HttpLimitOptions,
+  InvalidOptionError,
+  JSON_CONTENT_TYPE,
+  writeVerdict,
+} from '@sluice/core'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -74,7 +81,8 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       },
       header: (name, value) => reply.header(name, value),
       rejected: onRejected && ((decision) => onRejected(request, reply, decision)),
-      send: (status, body) => reply.code(status).send(body),
+      // The JSON is made: with its type set, Fastify sends the text as it is instead of serializing an object.
+      send: (status, _body, json) => reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(json),
     })
   }
 }

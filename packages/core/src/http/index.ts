@@ -3,6 +3,7 @@ export {
   type HeaderMode,
   type HeadersOption,
   headerModes,
+  headerWriter,
   rateLimitHeaders,
   retryAfterSeconds,
 } from './headers'
@@ -16,4 +17,4 @@ export type {
   ResponseEvents,
 } from './options'
 export { createHttpPolicy, type HttpPolicy } from './policy'
-export { type HttpVerdict, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'
+export { type HttpVerdict, JSON_CONTENT_TYPE, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'

@@ -1,6 +1,7 @@
 import type { Decision } from '../decision'
 import { StoreUnavailableError } from '../errors'
 import type { Limiter } from '../limiter'
+import { headerWriter } from './headers'
 import { costOf, keysOf, type RequestFacts } from './keys'
 import { type HttpAdapter, type HttpLimitOptions, type HttpSettings, httpSettings } from './options'
 import { type HttpVerdict, PASS_UNCOUNTED, SKIP, STORE_UNAVAILABLE, verdictOf } from './verdict'
@@ -37,6 +38,11 @@ export function createHttpPolicy<Req, Res>(
   const cost = costOf(settings)
   const outage = storeOutage(settings)
   const refundAfter = refunder(settings)
+  const verdictSettings = {
+    writeHeaders: headerWriter(settings.headerModes),
+    statusCode: settings.statusCode,
+    clock: settings.clock,
+  }
 
   return {
     limiter,
@@ -55,7 +61,7 @@ export function createHttpPolicy<Req, Res>(
       }
       outage.answered()
       if (decision.allowed) refundAfter(req, res, requestKeys, requestCost)
-      return verdictOf(decision, requestCost, settings)
+      return verdictOf(decision, requestCost, verdictSettings)
     },
   }
 }
