@@ -84,3 +84,21 @@ describe('ipKey', () => {
     )
   })
 })
+
+test('a dotted quad is an IPv4 address exactly when each part is 0 to 255 without a leading zero', () => {
+  const dottedQuad = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
+  const text = fc.string({ unit: fc.constantFrom('0', '1', '2', '5', '9', '.', 'a', ' '), maxLength: 17 })
+  const near = fc
+    .array(fc.oneof(fc.integer({ min: 0, max: 300 }).map(String), fc.constantFrom('00', '01', '007', '')), {
+      minLength: 3,
+      maxLength: 5,
+    })
+    .map((parts) => parts.join('.'))
+  fc.assert(
+    fc.property(fc.oneof(text, near), (address) => {
+      // A dual-stack socket's form: the IPv4 address is taken out of it only when it is one.
+      expect(ipKey(`::ffff:${address}`) === address).toBe(dottedQuad.test(address))
+    }),
+    { numRuns: 5000 },
+  )
+})
