@@ -1,7 +1,7 @@
 // Test infrastructure: a private redis-server (or a 6-node Redis Cluster) on free loopback ports, started and
 // stopped by the suites themselves. Nothing here is shipped; the suites import it directly.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,8 +16,12 @@ export interface RedisServer {
   stop(): Promise<void>
   /** SIGKILLs the server, as a crash would, and waits until its port refuses connections. */
   kill(): Promise<void>
-  /** Starts the server again on the same port (empty, since nothing is persisted). */
+  /** Starts the server again on the same port (empty, since nothing is persisted but a cluster node's config). */
   restart(): Promise<void>
+  /** SIGSTOPs the server: it keeps its connections open and answers nothing, as a hung host does. */
+  pause(): void
+  /** SIGCONTs a paused server. */
+  resume(): void
   /** Whether the server process is running. */
   readonly running: boolean
 }
@@ -25,6 +29,8 @@ export interface RedisServer {
 /** A Redis Cluster of 3 masters with one replica each, all on loopback. */
 export interface RedisCluster {
   readonly nodes: readonly RedisServer[]
+  /** The node listening on `port`. */
+  node(port: number): RedisServer
   /** Where clients start: every node, as ioredis's Cluster takes them. */
   readonly startupNodes: readonly { host: string; port: number }[]
   stop(): Promise<void>
@@ -112,8 +118,16 @@ async function canListen(port: number): Promise<boolean> {
   }
 }
 
-/** Sends one inline command and resolves with the first reply line, or rejects when nothing listens. */
-export function rawCommand(port: number, command: string, timeoutMs = 1000): Promise<string> {
+/**
+ * Sends one inline command and resolves with the reply once `complete` says it has all of it (by default, its first
+ * line), or rejects when nothing listens.
+ */
+export function rawCommand(
+  port: number,
+  command: string,
+  timeoutMs = 1000,
+  complete: (reply: string) => boolean = (reply) => reply.includes('\r\n'),
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = createConnection({ host: HOST, port })
     let data = ''
@@ -124,7 +138,7 @@ export function rawCommand(port: number, command: string, timeoutMs = 1000): Pro
     socket.on('connect', () => socket.write(`${command}\r\n`))
     socket.on('data', (chunk) => {
       data += chunk.toString('utf8')
-      if (data.includes('\r\n')) {
+      if (complete(data)) {
         clearTimeout(timer)
         socket.end()
         resolve(data)
@@ -136,6 +150,15 @@ export function rawCommand(port: number, command: string, timeoutMs = 1000): Pro
     })
   })
 }
+
+/** The process id of the redis-server that answers on `port` (from INFO server). */
+async function answeringPid(port: number): Promise<number> {
+  const reply = await rawCommand(port, 'INFO server', 1000, (data) => /process_id:\d+\r\n/.test(data))
+  return Number(/process_id:(\d+)/.exec(reply)?.[1])
+}
+
+/** Another process holds the port: the server started for it exited, and someone else's answered its PING. */
+class PortTakenError extends Error {}
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = START_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -155,10 +178,24 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
  * // ...
  * await redis.stop()
  */
-export async function startRedis(options: { port?: number; args?: readonly string[] } = {}): Promise<RedisServer> {
+export async function startRedis(
+  options: { port?: number; args?: readonly string[]; inMemoryDir?: boolean } = {},
+): Promise<RedisServer> {
   ensureRedisInstalled()
-  const port = options.port ?? (await freePort())
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'))
+  // A port free a moment ago can be taken before the server binds it (by another suite, or another run on this
+  // machine): then this server exits and the other one answers. Such a start is caught, and retried on a new port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRedisOn(options.port ?? (await freePort()), options.args ?? [], options.inMemoryDir === true)
+    } catch (error) {
+      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt === 5) throw error
+    }
+  }
+}
+
+async function startRedisOn(port: number, extraArgs: readonly string[], inMemoryDir: boolean): Promise<RedisServer> {
+  const base = inMemoryDir && existsSync('/dev/shm') ? '/dev/shm' : tmpdir()
+  const dir = mkdtempSync(join(base, 'sluice-redis-'))
   const args = [
     '--port',
     String(port),
@@ -172,7 +209,7 @@ export async function startRedis(options: { port?: number; args?: readonly strin
     dir,
     '--protected-mode',
     'no',
-    ...(options.args ?? []),
+    ...extraArgs,
   ]
   let child: ChildProcess | undefined
   let exited: Promise<void> = Promise.resolve()
@@ -200,12 +237,18 @@ export async function startRedis(options: { port?: number; args?: readonly strin
       proc.kill('SIGKILL')
       throw new Error(`${(error as Error).message}\n${output}`)
     })
+    if ((await answeringPid(port)) !== proc.pid) {
+      proc.kill('SIGKILL')
+      throw new PortTakenError(`port ${port} is held by another redis-server`)
+    }
   }
 
   const halt = async (signal: NodeJS.Signals) => {
     const proc = child
     if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) return
     proc.kill(signal)
+    // A paused server takes no signal but SIGKILL until it runs again.
+    proc.kill('SIGCONT')
     await exited
     await waitFor(
       `port ${port} to close`,
@@ -217,7 +260,12 @@ export async function startRedis(options: { port?: number; args?: readonly strin
     )
   }
 
-  await launch()
+  try {
+    await launch()
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    throw error
+  }
   return {
     host: HOST,
     port,
@@ -232,6 +280,12 @@ export async function startRedis(options: { port?: number; args?: readonly strin
       rmSync(dir, { recursive: true, force: true })
     },
     kill: () => halt('SIGKILL'),
+    pause() {
+      child?.kill('SIGSTOP')
+    },
+    resume() {
+      child?.kill('SIGCONT')
+    },
     async restart() {
       await halt('SIGKILL')
       await launch()
@@ -239,9 +293,23 @@ export async function startRedis(options: { port?: number; args?: readonly strin
   }
 }
 
+/** How a test cluster runs. */
+export interface ClusterOptions {
+  /**
+   * `cluster-node-timeout`: how long a node may not answer before the others fail it over. Default 5000 ms (Redis's
+   * is 15 s); the failover suites use 1000 ms so a failover takes about 2 s.
+   */
+  nodeTimeoutMs?: number
+  /**
+   * `cluster-require-full-coverage`: Redis's default (true) makes every node refuse every key while one slot has no
+   * master. Default true, as Redis ships it.
+   */
+  requireFullCoverage?: boolean
+}
+
 /**
  * Starts a Redis Cluster of 6 nodes on loopback (3 masters, 3 replicas) with `redis-cli --cluster create`, and
- * waits until every node reports `cluster_state:ok`.
+ * waits until every node reports `cluster_state:ok`. DEBUG is enabled (for DEBUG SLEEP and DEBUG SEGFAULT).
  *
  * @example
  * const cluster = await startCluster()
@@ -249,7 +317,8 @@ export async function startRedis(options: { port?: number; args?: readonly strin
  * // ...
  * await cluster.stop()
  */
-export async function startCluster(): Promise<RedisCluster> {
+export async function startCluster(options: ClusterOptions = {}): Promise<RedisCluster> {
+  const { nodeTimeoutMs = 5000, requireFullCoverage = true } = options
   ensureRedisInstalled()
   const nodes: RedisServer[] = []
   try {
@@ -258,13 +327,20 @@ export async function startCluster(): Promise<RedisCluster> {
       nodes.push(
         await startRedis({
           port,
+          // A cluster node saves its config with fsync on every failover, blocking its event loop meanwhile: on a
+          // busy disk that took over 100 ms, and a healthy master looked down. In memory, it takes no time.
+          inMemoryDir: true,
           args: [
             '--cluster-enabled',
             'yes',
             '--cluster-config-file',
             `nodes-${port}.conf`,
             '--cluster-node-timeout',
-            '5000',
+            String(nodeTimeoutMs),
+            '--cluster-require-full-coverage',
+            requireFullCoverage ? 'yes' : 'no',
+            '--enable-debug-command',
+            'yes',
           ],
         }),
       )
@@ -282,12 +358,28 @@ export async function startCluster(): Promise<RedisCluster> {
         30_000,
       )
     }
+    // A replica that has not finished its first sync cannot take over: a master killed before then stays down.
+    for (const node of nodes) {
+      await waitFor(
+        `replication on port ${node.port}`,
+        async () => {
+          const info = redisCli(node.port, 'info', 'replication')
+          return info.includes('role:master') || info.includes('master_link_status:up')
+        },
+        30_000,
+      )
+    }
   } catch (error) {
     await Promise.all(nodes.map((n) => n.stop()))
     throw error
   }
   return {
     nodes,
+    node(port) {
+      const found = nodes.find((n) => n.port === port)
+      if (found === undefined) throw new Error(`no cluster node on port ${port}`)
+      return found
+    },
     startupNodes: nodes.map((n) => ({ host: HOST, port: n.port })),
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()))
@@ -295,7 +387,10 @@ export async function startCluster(): Promise<RedisCluster> {
   }
 }
 
+function redisCli(port: number, ...command: string[]): string {
+  return spawnSync('redis-cli', ['-h', HOST, '-p', String(port), ...command], { encoding: 'utf8' }).stdout ?? ''
+}
+
 function clusterInfo(port: number): Promise<string> {
-  const result = spawnSync('redis-cli', ['-h', HOST, '-p', String(port), 'cluster', 'info'], { encoding: 'utf8' })
-  return Promise.resolve(result.stdout ?? '')
+  return Promise.resolve(redisCli(port, 'cluster', 'info'))
 }

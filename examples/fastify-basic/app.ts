@@ -16,7 +16,7 @@ export async function createApp(options: AppOptions = {}): Promise<FastifyInstan
   const app = Fastify(options.trustProxy === undefined ? {} : { trustProxy: options.trustProxy })
   const store = options.store === undefined ? {} : { store: options.store }
 
-  // Registered before the routes; it runs in onRequest, before Fastify parses the body.
+  // It runs in onRequest, before Fastify parses the body; routes may be declared before or after it.
   await app.register(rateLimit, {
     ...store,
     limit: 100,

@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Router from '@koa/router'
-import type { Decision, HttpLimitOptions } from '@sluice/core'
+import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
 import type { BindOptions, BoundStore, CompiledRule, Store } from '@sluice/core/store'
 import { rateLimit as expressRateLimit } from '@sluice/express'
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
@@ -32,6 +32,44 @@ export interface RouteSpec {
   readonly limit?: NeutralOptions
   /** The status the handler answers. Default 200. */
   readonly status?: number
+  /** Instead of echoing the decision, the handler uses a limiter's handle (see `act`). */
+  readonly handle?: HandleAction
+}
+
+/**
+ * What a handler does with a limiter's handle, as an app would: `peek` (the request's decision, charging nothing),
+ * `peek-key` (by the key in X-Key), `keyOf`, `reset` (the request's keys), `login` (a password check: X-Password
+ * 'right' resets the request's keys and answers 200, anything else answers 401).
+ */
+export interface HandleAction {
+  readonly action: 'peek' | 'peek-key' | 'keyOf' | 'reset' | 'login'
+  /** The path of the route whose own limiter's handle to use; default: the limiter this route goes through. */
+  readonly of?: string
+}
+
+/** The status and JSON body a handle action answers with. */
+async function act<Req>(
+  handle: RateLimitHandle<Req> | undefined,
+  req: Req,
+  headers: IncomingHttpHeaders,
+  { action }: HandleAction,
+): Promise<[number, unknown]> {
+  if (handle === undefined) throw new Error('no limiter handle for this route')
+  switch (action) {
+    case 'peek':
+      return [200, { peek: await handle.peek(req) }]
+    case 'peek-key':
+      return [200, { peek: await handle.peek(String(headers['x-key'])) }]
+    case 'keyOf':
+      return [200, { keys: await handle.keyOf(req) }]
+    case 'reset':
+      await handle.reset(await handle.keyOf(req))
+      return [200, { reset: true }]
+    case 'login':
+      if (headers['x-password'] !== 'right') return [401, { login: 'failed' }]
+      await handle.reset(await handle.keyOf(req))
+      return [200, { login: 'ok' }]
+  }
 }
 
 export interface AppSpec {
@@ -125,7 +163,9 @@ function expressFramework(name: string, create: typeof express): Framework {
       : undefined
     const limiter = (options: NeutralOptions) =>
       expressRateLimit(onRejected ? { ...withLogger(options), onRejected } : withLogger(options))
-    if (spec.limit) app.use(limiter(spec.limit))
+    const global = spec.limit ? limiter(spec.limit) : undefined
+    if (global) app.use(global)
+    const byPath = new Map((spec.routes ?? []).flatMap((r) => (r.limit ? [[r.path, limiter(r.limit)] as const] : [])))
     // The body parser comes after the global limiter, as the README tells users to mount it.
     const raw = create.raw({ type: () => true, limit: '60mb' })
     app.use((req, res, next) => {
@@ -133,11 +173,17 @@ function expressFramework(name: string, create: typeof express): Framework {
       raw(req, res, next)
     })
     for (const route of spec.routes ?? DEFAULT_ROUTES) {
-      const handler = (req: express.Request, res: express.Response) => {
-        res.status(route.status ?? 200).json({ rateLimit: req.rateLimit ?? null })
+      const own = byPath.get(route.path)
+      const handler = (req: express.Request, res: express.Response, next: express.NextFunction) => {
+        if (route.handle === undefined) {
+          res.status(route.status ?? 200).json({ rateLimit: req.rateLimit ?? null })
+          return
+        }
+        const handle = route.handle.of === undefined ? (own ?? global) : byPath.get(route.handle.of)
+        act(handle, req, req.headers, route.handle).then(([status, body]) => res.status(status).json(body), next)
       }
       const method = route.method === 'GET' ? 'get' : 'post'
-      if (route.limit) app[method](route.path, limiter(route.limit), handler)
+      if (own) app[method](route.path, own, handler)
       else app[method](route.path, handler)
     }
     app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
@@ -162,7 +208,9 @@ function koaFramework(name: string, Create: typeof Koa): Framework {
       : undefined
     const limiter = (options: NeutralOptions) =>
       koaRateLimit(onRejected ? { ...withLogger(options), onRejected } : withLogger(options))
-    if (spec.limit) app.use(limiter(spec.limit))
+    const global = spec.limit ? limiter(spec.limit) : undefined
+    if (global) app.use(global)
+    const byPath = new Map((spec.routes ?? []).flatMap((r) => (r.limit ? [[r.path, limiter(r.limit)] as const] : [])))
     const parser = bodyParser({ enableTypes: ['json', 'text'], extendTypes: { text: ['*/*'] }, textLimit: '60mb' })
     app.use((ctx, next) => {
       parsed()
@@ -170,12 +218,18 @@ function koaFramework(name: string, Create: typeof Koa): Framework {
     })
     const router = new Router()
     for (const route of spec.routes ?? DEFAULT_ROUTES) {
-      const handler = (ctx: Koa.Context) => {
-        ctx.status = route.status ?? 200
-        ctx.body = { rateLimit: ctx.state.rateLimit ?? null }
+      const own = byPath.get(route.path)
+      const handler = async (ctx: Koa.Context) => {
+        if (route.handle === undefined) {
+          ctx.status = route.status ?? 200
+          ctx.body = { rateLimit: ctx.state.rateLimit ?? null }
+          return
+        }
+        const handle = route.handle.of === undefined ? (own ?? global) : byPath.get(route.handle.of)
+        ;[ctx.status, ctx.body] = await act(handle, ctx, ctx.headers, route.handle)
       }
       const method = route.method === 'GET' ? 'get' : 'post'
-      if (route.limit) router[method](route.path, limiter(route.limit), handler)
+      if (own) router[method](route.path, own, handler)
       else router[method](route.path, handler)
     }
     app.use(router.routes())
@@ -207,7 +261,16 @@ const fastify5 = harness('fastify 5', async (spec, withLogger, parsed, failed) =
       url: route.path,
       config: route.limit ? { rateLimit: options(route.limit) } : {},
       handler: async (request, reply) => {
-        await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
+        if (route.handle === undefined) {
+          await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
+          return
+        }
+        const { of } = route.handle
+        const target = spec.routes?.find((r) => r.path === of)
+        const handle =
+          target === undefined ? app.rateLimit.of(request) : app.rateLimit.route(target.method, target.path)
+        const [status, body] = await act(handle, request, request.headers, route.handle)
+        await reply.code(status).send(body)
       },
     })
   }

@@ -1,6 +1,6 @@
 // One table of cases, run through real HTTP against every framework: the adapters must be indistinguishable.
 import { request as httpRequest } from 'node:http'
-import { type HeaderMode, MemoryStore, StoreUnavailableError } from '@sluice/core'
+import { type HeaderMode, MemoryStore, StoreKeyError, StoreUnavailableError } from '@sluice/core'
 import { type FailurePolicy, RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers'
@@ -294,6 +294,33 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'a forwarded address with a port is one client, whatever its port (issue 9: 6 of 6 admitted at limit 3)',
+    async run(start) {
+      const store = new RecordingStore(new MemoryStore())
+      const app = await start({ trustProxy: true, limit: { limit: 3, window: '1m', store } })
+      // What some load balancers send: the client's address with its source port, IPv6 in brackets.
+      const spellings = [
+        '203.0.113.9:5678',
+        '203.0.113.9:5679',
+        '203.0.113.9',
+        '[2001:db8::1]:443',
+        '[2001:db8::1]:444',
+        '[2001:db8::1]',
+      ]
+      const statuses: number[] = []
+      for (const forwarded of spellings.slice(0, 3).concat(spellings.slice(0, 3))) {
+        statuses.push((await get(app).set('x-forwarded-for', forwarded)).status)
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
+      for (const forwarded of spellings.slice(3).concat(spellings.slice(3))) {
+        statuses.push((await get(app).set('x-forwarded-for', forwarded)).status)
+      }
+      expect(statuses.slice(6)).toEqual([200, 200, 200, 429, 429, 429])
+      expect(new Set(store.keys)).toEqual(new Set(['203.0.113.9', '2001:db8::/64']))
+      expect(app.warnings).toEqual([])
+    },
+  },
+  {
     name: 'two IPv6 clients in one /64 share a count; ::ffff:1.2.3.4 counts as 1.2.3.4',
     async run(start) {
       const store = new RecordingStore(new MemoryStore())
@@ -418,6 +445,19 @@ const cases: Case[] = [
           ),
         )
       }
+    },
+  },
+  {
+    name: "a store error about one key (StoreKeyError) is answered by onError, and is not the adapter's to log",
+    async run(start) {
+      // The store logged it, once per key; the key's requests fail while other keys are decided as usual.
+      const poisoned = () => new FailingStore(() => new StoreKeyError('key "x" holds a list', 'x', 'default'))
+      const open = await start({ limit: { limit: 1, window: '1m', store: poisoned(), onError: 'open' } })
+      for (let i = 0; i < 2; i++) expect(decisionOf(await get(open).expect(200))).toBeNull()
+      const closed = await start({ limit: { limit: 1, window: '1m', store: poisoned(), onError: 'closed' } })
+      for (let i = 0; i < 2; i++)
+        expect((await get(closed).expect(503)).body).toEqual({ error: 'rate limiter unavailable' })
+      expect([open.errors, closed.errors]).toEqual([[], []])
     },
   },
   {

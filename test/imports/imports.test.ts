@@ -21,6 +21,7 @@ beforeAll(() => {
 const expected = {
   fastifyDefaultIsPlugin: true,
   storeEntryShared: true,
+  protectExports: true,
   express: [200, 429],
   koa: [200, 429],
   fastify: [200, 429],

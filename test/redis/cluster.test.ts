@@ -2,8 +2,9 @@
 // and refunds when a slot rejects what another slot admitted.
 import { createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import Redis, { Cluster } from 'ioredis'
+import Redis, { type Cluster } from 'ioredis'
 import { keySlot } from '../../packages/redis/src/slot'
+import { recommendedCluster } from '../../scripts/redis-clients'
 import { type RedisCluster, startCluster } from '../../scripts/redis-server'
 import { differential, ODD_KEYS } from './differential'
 
@@ -13,8 +14,7 @@ let nodes: Redis[] = []
 
 beforeAll(async () => {
   cluster = await startCluster()
-  client = new Cluster([...cluster.startupNodes], { lazyConnect: true })
-  await client.connect()
+  client = await recommendedCluster(cluster.startupNodes)
   nodes = cluster.nodes.map((n) => new Redis({ host: n.host, port: n.port }))
 }, 120_000)
 
@@ -51,6 +51,7 @@ describe.each([
   'token-bucket',
   'leaky-bucket',
   'leaky-queue',
+  'calendar-window',
 ] as const)('%s on the Cluster: memory and Redis agree', (algorithm) => {
   test('1000 random traces', async () => {
     await differential(client, [algorithm], { numRuns: 1000, maxRules: 1 })
@@ -58,10 +59,11 @@ describe.each([
 })
 
 test('stacked rules whose keys live in different slots: 1500 random traces agree with memory', async () => {
-  await differential(client, ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket'], {
-    numRuns: 1500,
-    maxRules: 3,
-  })
+  await differential(
+    client,
+    ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket', 'calendar-window'],
+    { numRuns: 1500, maxRules: 3 },
+  )
 }, 120_000)
 
 test('stacked rules on one user key are one EVALSHA per request, on one node', async () => {

@@ -12,13 +12,17 @@ import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
 
-type StoreAlgorithm = AlgorithmName | 'leaky-queue'
+type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
 interface RuleSpec {
   algorithm: StoreAlgorithm
   limit: number
   window: number
   rate: number | undefined
+  /** A calendar window's period and zone. */
+  period: { period: 'day' | 'month'; timeZone: string }
+  /** A lockout after a rejection, in ms. */
+  block: number | undefined
 }
 
 type Op =
@@ -36,6 +40,7 @@ type Gap =
   | { to: 'window-boundary'; offset: -1 | 0 | 1 }
   | { to: 'retry-after'; offset: -1 | 0 | 1 }
   | { to: 'reset'; offset: -1 | 0 | 1 }
+  | { to: 'period-end'; offset: -1 | 0 | 1 }
 
 interface Trace {
   rules: RuleSpec[]
@@ -49,6 +54,9 @@ const RATES = [0.37, 1, 3, 7.5, 1000]
 // Keys the store must keep apart; one of them is 10 kB.
 export const ODD_KEYS = ['a', 'b', '{a}', 'a}', '{', '', 'x y\nz', 'ключ:🔑', '%7B', 'k'.repeat(10_000)]
 const BUCKETS: readonly StoreAlgorithm[] = ['token-bucket', 'leaky-bucket', 'leaky-queue']
+// Zones with DST both ways, a half-hour DST shift, a 45-minute offset, and none.
+const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu']
+const BLOCKS = [1, 250, 1000, 60_000, 86_400_000]
 
 function ruleArb(algorithms: readonly StoreAlgorithm[]): fc.Arbitrary<RuleSpec> {
   return fc.record({
@@ -56,6 +64,11 @@ function ruleArb(algorithms: readonly StoreAlgorithm[]): fc.Arbitrary<RuleSpec> 
     limit: fc.oneof(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 7, max: 60 })),
     window: fc.constantFrom(...WINDOWS),
     rate: fc.option(fc.constantFrom(...RATES), { nil: undefined, freq: 3 }),
+    period: fc.record({
+      period: fc.constantFrom('day' as const, 'month' as const),
+      timeZone: fc.constantFrom(...ZONES),
+    }),
+    block: fc.option(fc.constantFrom(...BLOCKS), { nil: undefined, freq: 3 }),
   })
 }
 
@@ -68,6 +81,7 @@ function gapArb(): fc.Arbitrary<Gap> {
     { weight: 2, arbitrary: fc.record({ to: fc.constant('retry-after' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('period-end' as const), offset }) },
   )
 }
 
@@ -115,11 +129,12 @@ function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
   const compiled = createLimiter({
     prefix,
     rules: specs.map((spec, i) => {
+      const rule = { name: `r${i}`, limit: spec.limit, ...(spec.block === undefined ? {} : { block: spec.block }) }
+      if (spec.algorithm === 'calendar-window') return { ...rule, ...spec.period }
       const algorithm = spec.algorithm === 'leaky-queue' ? 'leaky-bucket' : spec.algorithm
-      const rule = { name: `r${i}`, algorithm, limit: spec.limit }
       return BUCKETS.includes(spec.algorithm) && spec.rate !== undefined
-        ? { ...rule, rate: spec.rate }
-        : { ...rule, window: spec.window }
+        ? { ...rule, algorithm, rate: spec.rate }
+        : { ...rule, algorithm, window: spec.window }
     }),
   }).rules
   // The queue behind schedule() runs as its own store algorithm; a compiled rule says which one to run.
@@ -147,6 +162,11 @@ function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: re
     case 'reset': {
       const resets = last.map((o) => o.resetMs)
       return now + Math.max(0, (resets.length > 0 ? Math.max(...resets) : 1) + gap.offset)
+    }
+    case 'period-end': {
+      // The end of the first calendar rule's period (or a plain millisecond without one).
+      const calendar = rules.find((rule) => rule.calendar !== undefined)?.calendar
+      return Math.max(now, now + (calendar?.msUntilEnd(now) ?? 1) + gap.offset)
     }
   }
 }
@@ -179,7 +199,7 @@ export async function differential(
     let now = trace.start
     const clock = () => now
     const memoryStore = new MemoryStore({ clock })
-    const redisStore = replayStore({ client, clock, shortCircuitMaxKeys: 0, timeout: 5000 })
+    const redisStore = replayStore({ client, clock, shortCircuitMaxKeys: 0 })
     const memory = memoryStore.bind(rules)
     const redis = redisStore.bind(rules)
     let last: readonly Outcome[] = []

@@ -6,6 +6,8 @@ import type { WorkerCommand, WorkerReply } from './workers/limiter-worker'
 
 export interface Worker {
   readonly process: ChildProcess
+  /** Where the worker's Express server listens (on 127.0.0.1). */
+  readonly httpPort: number
   /** Sends a round and resolves with how many requests this process saw admitted. */
   run(command: Exclude<WorkerCommand, { type: 'exit' }>): Promise<Extract<WorkerReply, { type: 'done' }>>
   stop(): Promise<void>
@@ -18,12 +20,15 @@ export async function startWorker(port: number, skewMs = 0): Promise<Worker> {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  await new Promise<void>((resolve, reject) => {
-    child.once('message', (reply: WorkerReply) => (reply.type === 'ready' ? resolve() : reject(new Error('bad hello'))))
+  const httpPort = await new Promise<number>((resolve, reject) => {
+    child.once('message', (reply: WorkerReply) =>
+      reply.type === 'ready' ? resolve(reply.httpPort) : reject(new Error('bad hello')),
+    )
     child.once('exit', (code) => reject(new Error(`worker exited before it was ready (${code})`)))
   })
   return {
     process: child,
+    httpPort,
     run(command) {
       return new Promise((resolve, reject) => {
         const onExit = (code: number | null) => reject(new Error(`worker exited (${code})`))

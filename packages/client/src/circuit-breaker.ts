@@ -15,6 +15,11 @@ export interface CircuitBreakerOptions<T> {
    * A 429 is not a failure by default: the server is up and asking this client to slow down, which backoff handles.
    */
   isFailure?: (result: T) => boolean
+  /**
+   * How long a half-open circuit waits for its trial call, in ms. A trial that has not settled by then counts as
+   * failed: the circuit opens again for `openMs`, and the trial's late outcome is ignored. Default 30 000.
+   */
+  trialTimeoutMs?: number
   /** The answer to a call refused while the circuit is open; without it such a call rejects with a {@link CircuitOpenError}. */
   fallback?: (error: CircuitOpenError) => T | Promise<T>
   /** The time in ms. Default `Date.now`; inject one in tests. */
@@ -30,7 +35,7 @@ export interface CircuitBreaker<T> {
   readonly state: CircuitState
   /** Consecutive failures counted while closed. */
   readonly failures: number
-  /** Closes the circuit and forgets the failures. */
+  /** Closes the circuit and forgets the failures; calls still in flight no longer count. */
   reset(): void
 }
 
@@ -38,7 +43,9 @@ export interface CircuitBreaker<T> {
  * Stops calling a service that keeps failing. After `failureThreshold` (5) consecutive failures the circuit opens:
  * for `openMs` (30 s) calls fail fast with a {@link CircuitOpenError}, or get the `fallback`, without running.
  * Then it is half-open: the next call runs as a trial while concurrent ones keep failing fast. A successful trial
- * closes the circuit; a failed one opens it for another `openMs`. A success while closed resets the count.
+ * closes the circuit; a failed one, or one still running after `trialTimeoutMs` (30 s), opens it for another
+ * `openMs`. A success while closed resets the count. A call counts only if the circuit has not changed state since
+ * it started, so a late answer never moves a circuit that has moved on.
  *
  * @example
  * const breaker = circuitBreaker<Response>({ failureThreshold: 5, openMs: 30_000 })
@@ -47,6 +54,7 @@ export interface CircuitBreaker<T> {
 export function circuitBreaker<T = Response>(options: CircuitBreakerOptions<T> = {}): CircuitBreaker<T> {
   const failureThreshold = options.failureThreshold ?? 5
   const openMs = options.openMs ?? 30_000
+  const trialTimeoutMs = options.trialTimeoutMs ?? 30_000
   const clock = options.clock ?? Date.now
   const isFailure = options.isFailure ?? isServerErrorResponse
   const { fallback, onStateChange } = options
@@ -55,6 +63,9 @@ export function circuitBreaker<T = Response>(options: CircuitBreakerOptions<T> =
   }
   if (typeof openMs !== 'number' || !Number.isFinite(openMs) || openMs < 0) {
     invalidOption('openMs', 'must be a finite number of ms >= 0', options.openMs)
+  }
+  if (typeof trialTimeoutMs !== 'number' || !Number.isFinite(trialTimeoutMs) || trialTimeoutMs <= 0) {
+    invalidOption('trialTimeoutMs', 'must be a finite number of ms > 0', options.trialTimeoutMs)
   }
   for (const name of ['clock', 'isFailure'] as const) {
     if (typeof options[name] !== 'undefined' && typeof options[name] !== 'function') {
@@ -71,9 +82,17 @@ export function circuitBreaker<T = Response>(options: CircuitBreakerOptions<T> =
   let failures = 0
   let openedAt = 0
   let trialInFlight = false
+  let trialStartedAt = 0
+  // Counts the changes of state. A call remembers the epoch it started in, and its outcome is ignored once the
+  // epoch has moved: after a reset, after the circuit opened or closed, after its trial timed out.
+  let epoch = 0
   let reported: CircuitState = 'closed'
 
   const currentState = (): CircuitState => {
+    if (trialInFlight && clock() - trialStartedAt >= trialTimeoutMs) {
+      trialInFlight = false
+      open(trialStartedAt + trialTimeoutMs)
+    }
     if (stored === 'closed') return 'closed'
     return trialInFlight || clock() - openedAt >= openMs ? 'half-open' : 'open'
   }
@@ -86,14 +105,17 @@ export function circuitBreaker<T = Response>(options: CircuitBreakerOptions<T> =
       onStateChange?.(state, previous)
     }
   }
-  const open = () => {
+  function open(at: number) {
     stored = 'open'
-    openedAt = clock()
+    openedAt = at
+    epoch++
     report()
   }
-  const close = () => {
+  function close() {
     stored = 'closed'
     failures = 0
+    trialInFlight = false
+    epoch++
     report()
   }
 
@@ -106,33 +128,45 @@ export function circuitBreaker<T = Response>(options: CircuitBreakerOptions<T> =
       throw error
     }
     const trial = state === 'half-open'
-    if (trial) trialInFlight = true
+    if (trial) {
+      trialInFlight = true
+      trialStartedAt = clock()
+    }
+    const startedIn = epoch
     let result: T
     try {
       result = await task()
     } catch (error) {
-      settle(trial, true)
+      settle(startedIn, trial, true)
       throw error
     }
-    settle(trial, isFailure(result))
+    let failed: boolean
+    try {
+      failed = isFailure(result)
+    } catch (error) {
+      // A result the caller's own test cannot judge is not evidence of health; the caller gets the test's error.
+      settle(startedIn, trial, true)
+      throw error
+    }
+    settle(startedIn, trial, failed)
     return result
   }
 
-  function settle(trial: boolean, failed: boolean) {
+  function settle(startedIn: number, trial: boolean, failed: boolean) {
+    currentState() // a trial past its timeout is given up first, which makes its own outcome stale
+    if (startedIn !== epoch) return
     if (trial) {
       trialInFlight = false
-      if (failed) open()
+      if (failed) open(clock())
       else close()
       return
     }
-    // A call that started while closed and ends after the circuit opened does not move it.
-    if (stored !== 'closed') return
     if (!failed) {
       failures = 0
       return
     }
     failures++
-    if (failures >= failureThreshold) open()
+    if (failures >= failureThreshold) open(clock())
   }
 
   Object.defineProperties(breaker, {

@@ -68,6 +68,54 @@ export class CircuitOpenError extends Error {
   }
 }
 
+/**
+ * A retry was due after a network error, but the retry budget was spent, so it was not sent. Thrown only when
+ * there is no response to give back: after a refused response, {@link politeFetch} resolves with that response.
+ * `cause` is the network error of the last attempt.
+ *
+ * @example
+ * try { await politeFetch(url, undefined, { retryBudget }) } catch (err) {
+ *   if (err instanceof RetryBudgetExhaustedError) console.warn(`gave up after ${err.attempts}`, err.cause)
+ * }
+ */
+export class RetryBudgetExhaustedError extends Error {
+  override readonly name = 'RetryBudgetExhaustedError'
+  constructor(
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      `@sluice/client: the retry budget is spent, so the retry after attempt ${attempts} (a network error) was not sent`,
+      { cause },
+    )
+  }
+}
+
+/**
+ * Adaptive throttling refused a request locally, without sending it: the server has been refusing most of this
+ * client's requests. Thrown when there is no response to give back (the first attempt, or a retry after a network
+ * error, whose error is then the `cause`); a retry refused after a refused response resolves with that response.
+ *
+ * @example
+ * try { await politeFetch(url, undefined, { throttle }) } catch (err) {
+ *   if (err instanceof ThrottledError) console.warn(`refused locally (p = ${err.refusalProbability})`)
+ * }
+ */
+export class ThrottledError extends Error {
+  override readonly name = 'ThrottledError'
+  constructor(
+    readonly refusalProbability: number,
+    readonly attempts: number,
+    cause?: unknown,
+  ) {
+    super(
+      `@sluice/client: refused locally by adaptive throttling (refusal probability ${refusalProbability.toFixed(3)}), ` +
+        `after ${attempts} attempt(s) sent`,
+      cause === undefined ? undefined : { cause },
+    )
+  }
+}
+
 /** Throws a {@link ClientOptionError} that says what the option must be and what it got. */
 export function invalidOption(option: string, rule: string, received: unknown): never {
   throw new ClientOptionError(option, `${rule}; received ${describeValue(received)}`)

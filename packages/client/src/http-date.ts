@@ -37,11 +37,16 @@ export function parseHttpDate(value: string, nowMs: number): number | undefined 
 function utc(year: number, month: string, day: string, hours: string, minutes: string, seconds: string) {
   const monthIndex = MONTHS.indexOf(month)
   const [d, h, m, s] = [Number(day), Number(hours), Number(minutes), Number(seconds)]
-  // RFC 9110 allows a leap second (60); nothing else out of range is a date.
-  if (d < 1 || d > 31 || h > 23 || m > 59 || s > 60) return undefined
-  const ms = Date.UTC(year, monthIndex, d, h, m, s)
-  // Date.UTC rolls 31 Feb over into March; such a date is malformed, not a date in March.
-  return new Date(ms).getUTCDate() === d || s === 60 ? ms : undefined
+  // RFC 9110 allows a leap second (60); nothing else out of range is a time.
+  if (h > 23 || m > 59 || s > 60) return undefined
+  // setUTCFullYear, not Date.UTC, which reads the years 0 to 99 as 1900 to 1999.
+  const date = new Date(0)
+  date.setUTCFullYear(year, monthIndex, d)
+  // The day is checked on its own, before the time: 31 Feb rolls over into March, and a date is either a real day
+  // or malformed. A leap second then rolls into the next minute, which is when it ends.
+  if (date.getUTCMonth() !== monthIndex || date.getUTCDate() !== d) return undefined
+  date.setUTCHours(h, m, s)
+  return date.getTime()
 }
 
 /**
@@ -55,6 +60,8 @@ export function serverNow(headers: Headers, nowMs: number): number {
   return parsed ?? nowMs
 }
 
+const LONGEST_DELAY_SECONDS = 2 ** 31
+
 /**
  * How long `Retry-After` asks to wait, in ms (RFC 9110 s10.2.3: delay-seconds or an HTTP-date), or `undefined`
  * when the field is absent or malformed, so that the caller falls back to its own backoff. A date in the past
@@ -64,8 +71,9 @@ export function parseRetryAfter(headers: Headers, nowMs: number): number | undef
   const value = headers.get('retry-after')
   if (value === null) return undefined
   const text = value.trim()
-  // delay-seconds = 1*DIGIT: no sign, no fraction, no exponent.
-  if (/^\d+$/.test(text)) return Number(text) * 1000
+  // delay-seconds = 1*DIGIT: no sign, no fraction, no exponent. Like a cache reading delta-seconds (RFC 9111
+  // s1.2.2), a value past 2^31 s (68 years) is read as 2^31 s: a number too long to hold must not become Infinity.
+  if (/^\d+$/.test(text)) return Math.min(Number(text), LONGEST_DELAY_SECONDS) * 1000
   const at = parseHttpDate(text, nowMs)
   if (at === undefined) return undefined
   return Math.max(0, at - serverNow(headers, nowMs))

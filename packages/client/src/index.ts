@@ -1,3 +1,9 @@
+export {
+  type AdaptiveThrottle,
+  type AdaptiveThrottleCounters,
+  type AdaptiveThrottleOptions,
+  createAdaptiveThrottle,
+} from './adaptive-throttle'
 export { type BackoffOptions, backoffDelayMs, type Jitter } from './backoff'
 export {
   type CircuitBreaker,
@@ -5,14 +11,16 @@ export {
   type CircuitState,
   circuitBreaker,
 } from './circuit-breaker'
-export { CircuitOpenError, ClientOptionError, type WaitSource, WaitTooLongError } from './errors'
 export {
-  createPoliteFetch,
-  type FetchLike,
-  type PoliteFetchOptions,
-  politeFetch,
-  type RetryEvent,
-} from './polite-fetch'
+  CircuitOpenError,
+  ClientOptionError,
+  RetryBudgetExhaustedError,
+  ThrottledError,
+  type WaitSource,
+  WaitTooLongError,
+} from './errors'
+export type { FetchLike, PoliteFetchOptions, RetryEvent } from './options'
+export { createPoliteFetch, politeFetch } from './polite-fetch'
 export {
   type HeaderSource,
   type ParseRateLimitOptions,
@@ -21,4 +29,11 @@ export {
   type RateLimitInfo,
   type RateLimitQuota,
 } from './rate-limit-headers'
+export {
+  createRetryBudget,
+  type RetryBudget,
+  type RetryBudgetCounters,
+  type RetryBudgetOptions,
+} from './retry-budget'
 export type { Sleep } from './sleep'
+export type { TargetKey } from './sliding-window'

@@ -18,7 +18,7 @@ export interface RateLimitQuota {
 }
 
 /** Which header family the information came from. */
-export type RateLimitFormat = 'ietf' | 'draft-7' | 'draft-6' | 'x-ratelimit'
+export type RateLimitFormat = 'ietf' | 'draft-7' | 'draft-6' | 'legacy'
 
 /**
  * The rate-limit state a server reported. The top-level fields are those of the quota that binds (the one with
@@ -49,7 +49,7 @@ export interface ParseRateLimitOptions {
  *   (draft-ietf-httpapi-ratelimit-headers -08 to -11), one item per policy, possibly several;
  * - `'draft-7'`: `RateLimit: limit=100, remaining=42, reset=18` with `RateLimit-Policy: 100;w=60`;
  * - `'draft-6'`: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`;
- * - `'x-ratelimit'`: `X-RateLimit-Limit`, `-Remaining`, `-Reset`. The reset is read as a Unix time in seconds when
+ * - `'legacy'`: `X-RateLimit-Limit`, `-Remaining`, `-Reset`. The reset is read as a Unix time in seconds when
  *   it is above 1e9 (as GitHub sends it; above 1e12, in ms) and as seconds from now otherwise (as many others do):
  *   1e9 seconds is 31 years, longer than any window, and 1e9 as a Unix time is in 2001, before any response.
  *
@@ -66,7 +66,7 @@ export function parseRateLimitHeaders(
 ): RateLimitInfo | undefined {
   const fields = toHeaders(headers)
   const nowMs = (options.now ?? Date.now)()
-  const found = ietf(fields) ?? draft7(fields) ?? draft6(fields) ?? xRateLimit(fields, serverNow(fields, nowMs))
+  const found = ietf(fields) ?? draft7(fields) ?? draft6(fields) ?? legacy(fields, serverNow(fields, nowMs))
   if (found === undefined || found.quotas.length === 0) return undefined
   return { ...binding(found.quotas), format: found.format, quotas: found.quotas }
 }
@@ -74,6 +74,18 @@ export function parseRateLimitHeaders(
 interface Found {
   format: RateLimitFormat
   quotas: RateLimitQuota[]
+}
+
+/**
+ * The longest field read, in characters. A RateLimit field of 8 KiB holds some 200 policies; anything longer is
+ * not a rate-limit report but an attack on the parser, and is ignored without being read.
+ */
+const MAX_FIELD_LENGTH = 8192
+
+/** A field's value, or `null` when it is absent or too long to be a rate-limit report. */
+function field(fields: Headers, name: string): string | null {
+  const value = fields.get(name)
+  return value !== null && value.length <= MAX_FIELD_LENGTH ? value : null
 }
 
 function ietf(fields: Headers): Found | undefined {
@@ -86,7 +98,7 @@ function ietf(fields: Headers): Found | undefined {
     }
     return quota
   }
-  for (const member of list(fields.get('ratelimit-policy'))) {
+  for (const member of list(field(fields, 'ratelimit-policy'))) {
     const name = identifier(member)
     const limit = member.params.get('q')
     // The draft makes q required: an item without a valid one is malformed and ignored.
@@ -98,7 +110,7 @@ function ietf(fields: Headers): Found | undefined {
     const unit = member.params.get('qu')
     if (typeof unit === 'string') quota.quotaUnit = unit
   }
-  for (const member of list(fields.get('ratelimit'))) {
+  for (const member of list(field(fields, 'ratelimit'))) {
     const name = identifier(member)
     const remaining = member.params.get('r')
     if (name === undefined || !isCount(remaining)) continue
@@ -111,7 +123,7 @@ function ietf(fields: Headers): Found | undefined {
 }
 
 function draft7(fields: Headers): Found | undefined {
-  const value = fields.get('ratelimit')
+  const value = field(fields, 'ratelimit')
   if (value === null) return undefined
   let dictionary: ReturnType<typeof parseDictionary>
   try {
@@ -134,27 +146,27 @@ function draft7(fields: Headers): Found | undefined {
 function draft6(fields: Headers): Found | undefined {
   const quota: RateLimitQuota = {}
   // Early drafts allowed `RateLimit-Limit: 10, 10;w=1, 50;w=60`: the first member is the limit that binds.
-  const [first] = list(fields.get('ratelimit-limit'))
+  const [first] = list(field(fields, 'ratelimit-limit'))
   if (first && isCount(first.value)) quota.limit = first.value
-  const remaining = integerItem(fields.get('ratelimit-remaining'))
+  const remaining = integerItem(field(fields, 'ratelimit-remaining'))
   if (remaining !== undefined) quota.remaining = remaining
-  const reset = integerItem(fields.get('ratelimit-reset'))
+  const reset = integerItem(field(fields, 'ratelimit-reset'))
   if (reset !== undefined) quota.resetMs = reset * 1000
   if (quota.limit === undefined && quota.remaining === undefined && quota.resetMs === undefined) return undefined
   addWindow(quota, fields)
   return { format: 'draft-6', quotas: [quota] }
 }
 
-function xRateLimit(fields: Headers, serverNowMs: number): Found | undefined {
+function legacy(fields: Headers, serverNowMs: number): Found | undefined {
   const quota: RateLimitQuota = {}
-  const limit = plainNumber(fields.get('x-ratelimit-limit'))
+  const limit = plainNumber(field(fields, 'x-ratelimit-limit'))
   if (limit !== undefined && Number.isInteger(limit)) quota.limit = limit
-  const remaining = plainNumber(fields.get('x-ratelimit-remaining'))
+  const remaining = plainNumber(field(fields, 'x-ratelimit-remaining'))
   if (remaining !== undefined && Number.isInteger(remaining)) quota.remaining = remaining
-  const reset = plainNumber(fields.get('x-ratelimit-reset'))
+  const reset = plainNumber(field(fields, 'x-ratelimit-reset'))
   if (reset !== undefined) quota.resetMs = resetToMs(reset, serverNowMs)
   if (quota.limit === undefined && quota.remaining === undefined && quota.resetMs === undefined) return undefined
-  return { format: 'x-ratelimit', quotas: [quota] }
+  return { format: 'legacy', quotas: [quota] }
 }
 
 /** An X-RateLimit-Reset value as ms from now: a Unix time in ms or seconds, or a number of seconds from now. */
@@ -166,7 +178,7 @@ function resetToMs(reset: number, serverNowMs: number): number {
 
 /** Adds the window of a draft-6/draft-7 `RateLimit-Policy` whose quota matches the limit (`100;w=60`). */
 function addWindow(quota: RateLimitQuota, fields: Headers): void {
-  const policies = list(fields.get('ratelimit-policy')).filter((member) => isCount(member.value))
+  const policies = list(field(fields, 'ratelimit-policy')).filter((member) => isCount(member.value))
   const match =
     policies.find((member) => member.value === quota.limit) ?? (quota.limit === undefined ? policies[0] : undefined)
   if (match === undefined) return
@@ -218,10 +230,15 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0
 }
 
-/** X-RateLimit-* are not structured fields: a plain non-negative number, possibly with a fraction (Discord). */
+/**
+ * X-RateLimit-* are not structured fields: a plain non-negative number, possibly with a fraction (Discord). At
+ * most 15 digits before the point, as for a structured-field Integer: a longer one is not a count or a time, and
+ * 309 digits would read as Infinity.
+ */
 function plainNumber(value: string | null): number | undefined {
-  if (value === null || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined
-  return Number(value)
+  const text = value?.trim()
+  if (text === undefined || !/^\d{1,15}(\.\d{1,15})?$/.test(text)) return undefined
+  return Number(text)
 }
 
 /** Combines repeated fields with ", " as RFC 9110 s5.3 allows, so a List split over two lines parses whole. */

@@ -1,21 +1,35 @@
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. Injectable in {@link PoliteFetchOptions}. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>
 
-/** A `setTimeout` wait whose timer is cleared on abort, so an aborted wait holds nothing open. */
+// setTimeout holds a delay in a signed 32-bit integer: a longer one fires after 1 ms (Node warns, browsers do not).
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * A `setTimeout` wait whose timer is cleared on abort, so an aborted wait holds nothing open. A wait longer than a
+ * timer can hold (24.8 days) is made of several timers, one after the other.
+ */
 export const timerSleep: Sleep = function timerSleep(ms, signal) {
   return new Promise<void>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason)
       return
     }
+    let remainingMs = ms
+    let timer: ReturnType<typeof setTimeout>
     const onAbort = () => {
       clearTimeout(timer)
       reject(signal?.reason)
     }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
+    const arm = () => {
+      const legMs = Math.min(remainingMs, LONGEST_TIMER_MS)
+      remainingMs -= legMs
+      timer = setTimeout(() => {
+        if (remainingMs > 0) return arm()
+        signal?.removeEventListener('abort', onAbort)
+        resolve()
+      }, legMs)
+    }
+    arm()
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }

@@ -128,12 +128,96 @@ describe('circuitBreaker', () => {
     expect(breaker.state).toBe('half-open')
   })
 
+  it('a trial whose isFailure throws counts as failed and reopens: it left the breaker half-open forever', async () => {
+    const classifierBug = new Error('isFailure broke')
+    const { breaker, ok, failTimes, advance } = setup({
+      isFailure: (result) => {
+        if (result === 'odd') throw classifierBug
+        return false
+      },
+    })
+    await failTimes(5)
+    advance(30_000)
+    await expect(breaker(async () => 'odd')).rejects.toBe(classifierBug)
+    expect(breaker.state).toBe('open')
+    advance(30_000)
+    await expect(ok()).resolves.toBe('ok')
+    expect(breaker.state).toBe('closed')
+  })
+
+  it('reset() during a trial, then the stale trial failing, leaves the breaker closed: it reopened a healthy one', async () => {
+    const { breaker, ok, failTimes, advance } = setup()
+    await failTimes(5)
+    advance(30_000)
+    let failTrial: (error: Error) => void = () => undefined
+    const trial = breaker(() => new Promise<string>((_resolve, reject) => (failTrial = reject)))
+    breaker.reset()
+    await expect(ok()).resolves.toBe('ok')
+    failTrial(new Error('stale'))
+    await expect(trial).rejects.toThrow('stale')
+    expect([breaker.state, breaker.failures]).toEqual(['closed', 0])
+  })
+
+  it('calls that failed before reset() do not count after it', async () => {
+    const { breaker, failTimes } = setup()
+    const pending: ((error: Error) => void)[] = []
+    const calls = Array.from({ length: 4 }, () =>
+      breaker(() => new Promise<string>((_resolve, reject) => pending.push(reject))),
+    )
+    breaker.reset()
+    for (const reject of pending) reject(new Error('before reset'))
+    await Promise.allSettled(calls)
+    await failTimes(4)
+    expect([breaker.state, breaker.failures]).toEqual(['closed', 4])
+  })
+
+  it('a trial that never settles counts as failed after trialTimeoutMs (30 s): it held the breaker half-open forever', async () => {
+    const { breaker, ok, failTimes, advance, changes } = setup()
+    await failTimes(5)
+    advance(30_000)
+    let finishLate: (value: string) => void = () => undefined
+    const hung = breaker(() => new Promise<string>((resolve) => (finishLate = resolve)))
+    advance(29_999)
+    await expect(ok()).rejects.toMatchObject({ state: 'half-open' })
+    advance(1)
+    // The trial is given up: the circuit is open again, for openMs from the moment the trial timed out.
+    expect(breaker.state).toBe('open')
+    await expect(ok()).rejects.toMatchObject({ state: 'open', retryAfterMs: 30_000 })
+    // Its late success changes nothing; the next trial decides.
+    finishLate('late')
+    await expect(hung).resolves.toBe('late')
+    expect(breaker.state).toBe('open')
+    advance(30_000)
+    await expect(ok()).resolves.toBe('ok')
+    expect(breaker.state).toBe('closed')
+    expect(changes).toEqual([
+      ['closed', 'open'],
+      ['open', 'half-open'],
+      ['half-open', 'open'],
+      ['open', 'half-open'],
+      ['half-open', 'closed'],
+    ])
+  })
+
+  it('takes its own trialTimeoutMs', async () => {
+    const { breaker, failTimes, advance } = setup({ trialTimeoutMs: 1000 })
+    await failTimes(5)
+    advance(30_000)
+    void breaker(() => new Promise<string>(() => undefined))
+    advance(999)
+    expect(breaker.state).toBe('half-open')
+    advance(1)
+    expect(breaker.state).toBe('open')
+  })
+
   it.each([
     [{ failureThreshold: 0 }, 'failureThreshold'],
     [{ openMs: -1 }, 'openMs'],
     [{ openMs: Number.POSITIVE_INFINITY }, 'openMs'],
     [{ clock: 5 }, 'clock'],
     [{ fallback: 'cached' }, 'fallback'],
+    [{ trialTimeoutMs: 0 }, 'trialTimeoutMs'],
+    [{ trialTimeoutMs: Number.POSITIVE_INFINITY }, 'trialTimeoutMs'],
   ])('rejects %j naming %s', (options, option) => {
     expect(() => circuitBreaker(options as never)).toThrow(ClientOptionError)
     expect(() => circuitBreaker(options as never)).toThrow(expect.objectContaining({ option }))

@@ -166,6 +166,40 @@ describe('politeFetch: maxWaitMs', () => {
   })
 })
 
+describe('politeFetch: long waits', () => {
+  const DAY_MS = 24 * 3600 * 1000
+  afterEach(() => jest.useRealTimers())
+
+  /** A fetch that answers 429 with `retryAfter` once, then 200, and records when each call came. */
+  function scripted(retryAfter: string) {
+    const calls: number[] = []
+    const fetch = async () => {
+      calls.push(Date.now())
+      return calls.length === 1
+        ? new Response(null, { status: 429, headers: { 'retry-after': retryAfter } })
+        : new Response('ok', { status: 200 })
+    }
+    return { calls, fetch }
+  }
+
+  it('with maxWaitMs: Infinity waits a 30-day Retry-After for 30 days (a timer past 2^31 - 1 ms fired after 1 ms)', async () => {
+    jest.useFakeTimers({ now: 0 })
+    const { calls, fetch } = scripted(String(30 * 24 * 3600))
+    const response = politeFetch('http://127.0.0.1:9/', undefined, { fetch, maxWaitMs: Infinity, jitter: 'none' })
+    await jest.advanceTimersByTimeAsync(29 * DAY_MS)
+    expect(calls).toEqual([0])
+    await jest.advanceTimersByTimeAsync(DAY_MS)
+    expect((await response).status).toBe(200)
+    expect(calls).toEqual([0, 30 * DAY_MS])
+  })
+
+  it('reads a Retry-After too long for a number as 2^31 s, as RFC 9111 reads an overflowing delta-seconds', async () => {
+    const { fetch } = scripted('9'.repeat(400))
+    const failure = politeFetch('http://127.0.0.1:9/', undefined, { fetch })
+    await expect(failure).rejects.toMatchObject({ name: 'WaitTooLongError', waitMs: 2 ** 31 * 1000 })
+  })
+})
+
 describe('politeFetch: backoff and attempts', () => {
   it('without Retry-After, retry n waits min(cap, base * 2^(n-1)) at most; the 6th retry is capped at 10 s', async () => {
     const { url } = await server((_req, res) => reply(res, 503))
@@ -236,6 +270,28 @@ describe('politeFetch: which requests are retried', () => {
     expect(seen).toHaveLength(1)
     expect(seen[0]?.headers['idempotency-key']).toBeUndefined()
     expect(waits).toEqual([])
+  })
+
+  it.each(['POST', 'PATCH', 'PURGE'])(
+    'tries a %s answered 429 without an Idempotency-Key once: it is not safe to repeat',
+    async (method) => {
+      const { url, seen } = await server((_req, res) => reply(res, 429, { 'retry-after': '1' }, 'refused'))
+      const { waits, events, settings } = recorder()
+      const res = await politeFetch(url, { method, body: 'change' }, settings)
+      expect([res.status, await res.text()]).toEqual([429, 'refused'])
+      expect(seen.map((r) => [r.method, r.headers['idempotency-key']])).toEqual([[method, undefined]])
+      expect([waits, events]).toEqual([[], []])
+    },
+  )
+
+  it('retries a PATCH answered 429 that carries an Idempotency-Key, with the same key and body', async () => {
+    const { url, seen } = await refuseThenServe(2, 429, () => ({ 'retry-after': '1' }))
+    const init = { method: 'PATCH', body: '{"qty":2}', headers: { 'Idempotency-Key': 'cart-9' } }
+    const res = await politeFetch(url, init, recorder().settings)
+    expect(res.status).toBe(200)
+    expect(seen.map((r) => [r.method, r.headers['idempotency-key'], r.body])).toEqual(
+      Array(3).fill(['PATCH', 'cart-9', '{"qty":2}']),
+    )
   })
 
   it('with idempotencyKey: true, every retry of a POST carries the same generated key and the same body', async () => {
@@ -409,6 +465,7 @@ describe('politeFetch: options', () => {
     [{ maxAttempts: 0 }, 'maxAttempts'],
     [{ maxAttempts: 1.5 }, 'maxAttempts'],
     [{ baseDelayMs: -1 }, 'baseDelayMs'],
+    [{ maxDelayMs: Number.POSITIVE_INFINITY }, 'maxDelayMs'],
     [{ maxDelayMs: Number.NaN }, 'maxDelayMs'],
     [{ maxWaitMs: -5 }, 'maxWaitMs'],
     [{ jitter: 'equal' }, 'jitter'],

@@ -1,4 +1,5 @@
 import { parseRateLimitHeaders } from '../src'
+import { fastestMs } from './helpers/timing'
 
 const NOW = Date.UTC(2026, 10, 30, 12, 0, 0)
 const now = () => NOW
@@ -123,7 +124,7 @@ describe('parseRateLimitHeaders', () => {
         },
         { now: () => NOW + 3_600_000 },
       )
-      expect(info).toMatchObject({ format: 'x-ratelimit', limit: 5000, remaining: 0, resetMs: 90_000 })
+      expect(info).toMatchObject({ format: 'legacy', limit: 5000, remaining: 0, resetMs: 90_000 })
     })
 
     it('without a Date header, measures a Unix time from the injected clock', () => {
@@ -160,6 +161,53 @@ describe('parseRateLimitHeaders', () => {
 
   it('falls back to an older form when the RateLimit field is malformed', () => {
     const info = parseRateLimitHeaders({ ratelimit: 'remaining=', 'x-ratelimit-remaining': '60' })
-    expect(info).toMatchObject({ format: 'x-ratelimit', remaining: 60 })
+    expect(info).toMatchObject({ format: 'legacy', remaining: 60 })
+  })
+})
+
+describe('parseRateLimitHeaders on hostile input', () => {
+  const policies = (count: number) => Array.from({ length: count }, (_, i) => `"p${i}";r=${i};t=60`).join(', ')
+
+  it('a RateLimit field of 100 KB with a run of spaces parses in the time of a benign one (it blocked for 18 s)', () => {
+    const hostile = `a${' '.repeat(100_000 - 2)}a`
+    const benign = policies(8_000).slice(0, 100_000)
+    const [hostileMs, benignMs] = fastestMs([
+      () => parseRateLimitHeaders({ ratelimit: hostile, 'ratelimit-policy': hostile }),
+      () => parseRateLimitHeaders({ ratelimit: benign, 'ratelimit-policy': benign }),
+    ])
+    expect(hostileMs! / benignMs!).toBeLessThan(10)
+  })
+
+  it('ignores a field longer than 8 KiB, however well formed, and reads one just within it', () => {
+    const within = policies(500)
+      .slice(0, 8192)
+      .replace(/, "[^,]*$/, '')
+    expect(within.length).toBeLessThanOrEqual(8192)
+    expect(parseRateLimitHeaders({ ratelimit: within })?.quotas.length).toBeGreaterThan(400)
+    const beyond = `${within}, ${' '.repeat(8192)}"last";r=1;t=1`
+    expect(parseRateLimitHeaders({ ratelimit: beyond, 'x-ratelimit-remaining': '7' })).toMatchObject({
+      format: 'legacy',
+      remaining: 7,
+    })
+  })
+
+  it('ignores an X-RateLimit number of more than 15 digits instead of reading Infinity', () => {
+    expect(parseRateLimitHeaders({ 'x-ratelimit-reset': '9'.repeat(400) })).toBeUndefined()
+    expect(parseRateLimitHeaders({ 'x-ratelimit-remaining': '1'.repeat(16) })).toBeUndefined()
+    expect(parseRateLimitHeaders({ 'x-ratelimit-reset': '999999999999999' }, { now })?.resetMs).toBe(
+      999_999_999_999_999 - NOW,
+    )
+  })
+
+  it('reads the largest structured-field integer as a finite wait, and ignores one digit more', () => {
+    expect(parseRateLimitHeaders({ ratelimit: '"u";r=0;t=999999999999999' })?.resetMs).toBe(999_999_999_999_999_000)
+    expect(parseRateLimitHeaders({ ratelimit: '"u";r=0;t=9999999999999999' })).toBeUndefined()
+  })
+
+  it('gives each quota once whatever the number of policies repeated under one name', () => {
+    const repeated = Array.from({ length: 2000 }, (_, i) => `"same";r=${i};t=1`).join(', ')
+    expect(parseRateLimitHeaders({ ratelimit: repeated.slice(0, 8000).replace(/, "[^,]*$/, '') })?.quotas).toHaveLength(
+      1,
+    )
   })
 })

@@ -9,6 +9,7 @@ import {
   StructuredFieldError,
   Token,
 } from '../src/structured-fields'
+import { fastestMs } from './helpers/timing'
 
 // The client's parser is checked against structured-headers (a full RFC 9651 implementation), which is only a
 // devDependency: the published client stays free of runtime dependencies.
@@ -25,7 +26,7 @@ function canonicalBare(value: unknown): Canonical {
   return value
 }
 
-function canonicalParams(params: Map<string, unknown>): Canonical {
+function canonicalParams(params: ReadonlyMap<string, unknown>): Canonical {
   return [...params].map(([key, value]) => [key, canonicalBare(value)])
 }
 
@@ -177,5 +178,66 @@ describe('structured field parser', () => {
       }),
       { numRuns: 1000, seed: 9 },
     )
+  })
+})
+
+// A header is input from the network: parsing it must take time linear in its length, whatever its shape. Each
+// hostile field of 100 KB is timed against a benign List of the same length, parsed in the same run; the ratio is
+// bounded, so a super-linear path (a backtracking regular expression, a rescan per character) fails the test.
+describe('structured field parser on hostile input of 100 KB', () => {
+  const N = 100_000
+  const benign = '"user";r=42;t=18, '
+    .repeat(N / 18)
+    .slice(0, N)
+    .replace(/[, ]+$/, '')
+  const keys = (n: number, separator: string, suffix: string) =>
+    Array.from({ length: n }, (_, i) => `k${i}${suffix}`).join(separator)
+  const cases: [string, string, (field: string) => unknown][] = [
+    [
+      'a run of spaces between two values, which the trim blocked the event loop on',
+      `a${' '.repeat(N - 2)}a`,
+      parseList,
+    ],
+    ['spaces around a value', `${' '.repeat(N / 2)}a${' '.repeat(N / 2)}`, parseList],
+    ['a run of spaces before a comma', `a${' '.repeat(N)},b`, parseList],
+    ['a run of spaces inside an inner list', `(${' '.repeat(N)})`, parseList],
+    ['many members', `${'a,'.repeat(N / 2)}a`, parseList],
+    ['many items in an inner list', `(${'1 '.repeat(N / 2)})`, parseList],
+    ['many inner lists', '(1 2),'.repeat(N / 6).slice(0, -1), parseList],
+    ['nesting, which structured fields do not allow', '('.repeat(N), parseList],
+    ['one parameter repeated', `a${';b=1'.repeat(N / 4)}`, parseList],
+    ['many distinct parameters', `a;${keys(N / 8, ';', '=1')}`, parseList],
+    ['many dictionary members', keys(N / 8, ',', '=1'), parseDictionary],
+    ['a long key', `${'k'.repeat(N)}=1`, parseDictionary],
+    ['a long string', `"${'x'.repeat(N)}"`, parseItem],
+    ['a string of escapes', `"${'\\"'.repeat(N / 2)}"`, parseItem],
+    ['an unterminated string', `"${'x'.repeat(N)}`, parseItem],
+    ['a long token', 'a'.repeat(N), parseItem],
+    ['a long byte sequence', `:${'QUFB'.repeat(N / 4)}:`, parseItem],
+    ['a long display string', `%"${'%c3%a9'.repeat(N / 6)}"`, parseItem],
+    ['a huge number', '9'.repeat(N), parseItem],
+    ['a huge date', `@${'9'.repeat(N)}`, parseItem],
+  ]
+
+  it.each(cases)('parses %s in time linear in its length', (_name, field, parse) => {
+    const attempt = () => {
+      try {
+        parse(field)
+      } catch (error) {
+        if (!(error instanceof StructuredFieldError)) throw error
+      }
+    }
+    expect(parseList(benign)).toHaveLength(Math.ceil(benign.length / 18))
+    const [hostileMs, benignMs] = fastestMs([attempt, () => parseList(benign)])
+    expect(hostileMs! / benignMs!).toBeLessThan(10)
+  })
+
+  it('reads the long but valid ones right', () => {
+    expect(parseList(`${' '.repeat(N / 2)}a${' '.repeat(N / 2)}`)).toEqual([
+      { value: new Token('a'), params: new Map() },
+    ])
+    expect(parseList(`a${';b=1'.repeat(N / 4)}`)[0]?.params).toEqual(new Map([['b', 1]]))
+    expect(parseDictionary(keys(N / 8, ',', '=1')).size).toBe(N / 8)
+    expect(() => parseItem('9'.repeat(N))).toThrow(StructuredFieldError)
   })
 })

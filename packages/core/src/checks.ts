@@ -25,12 +25,14 @@ export function checkObject(value: unknown, option: string, what = ''): asserts 
 }
 
 /**
- * Checks a whole-number option: at least `min` (default 1), optionally with its `unit` in the message.
+ * Checks a whole-number option: at least `min` (default 1), optionally with its `unit` in the message. An optional
+ * option gets its default before the check (`options.timeout ?? 100`), so `undefined` here is a required one missing.
  *
  * @example
  * const timeout = checkWholeNumber(options.timeout ?? 100, 'timeout', { unit: 'milliseconds' })
  */
 export function checkWholeNumber(value: unknown, option: string, { min = 1, unit = '' } = {}): number {
+  if (value === undefined) throw new InvalidOptionError(option, 'is required')
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
     const what = min === 1 ? 'a positive whole number' : `a whole number of at least ${min}`
     throw new InvalidOptionError(option, `must be ${what}${unit ? ` of ${unit}` : ''} (got ${describe(value)})`)

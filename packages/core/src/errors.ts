@@ -48,3 +48,29 @@ export class StoreUnavailableError extends Error {
     super(message, options)
   }
 }
+
+/**
+ * A store could not decide for one key because of what it holds for that key (for example a Redis key that
+ * something else wrote: a list, or bytes that are no rate-limit state). It concerns that key alone: other keys are
+ * decided as usual, and the store is not unavailable. The HTTP adapters answer it by `onError` ('closed': 503,
+ * 'open': admitted uncounted); the store has already logged it, once per key. Deleting the key (`limiter.reset(key)`)
+ * or its expiry ends it.
+ *
+ * @example
+ * try { await limiter.consume(key) } catch (err) {
+ *   if (err instanceof StoreKeyError) console.error(`rule ${err.rule}: key ${err.key} is unusable`)
+ * }
+ */
+export class StoreKeyError extends Error {
+  override readonly name = 'StoreKeyError'
+  constructor(
+    message: string,
+    /** The key, as the limiter was given it. */
+    readonly key: string,
+    /** The name of the rule whose state for `key` is unusable. */
+    readonly rule: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+  }
+}

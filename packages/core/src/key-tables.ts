@@ -19,9 +19,14 @@ export class Entry {
 /** One key space's entries, by the caller's key string as it is. */
 export type Table = Map<string, Entry>
 
-/** The entry's state as the algorithms see it: none for a missing or expired key. */
+/**
+ * The entry's state as the algorithms see it: none for a missing or expired key. An expired state, once seen, is
+ * gone for good, as Redis deletes an expired key: if the clock then stepped back it must not come back to life.
+ */
 export function stateAt(entry: Entry | undefined, now: number): unknown {
-  return entry === undefined || entry.expiresAt <= now ? undefined : entry.state
+  if (entry === undefined) return undefined
+  if (entry.expiresAt <= now) entry.state = undefined
+  return entry.state
 }
 
 /** Puts a new state in an entry that is in its table. */

@@ -1,15 +1,19 @@
 import type { AlgorithmName } from './algorithms'
+import type { CalendarPeriodName } from './calendar'
 import { checkObject, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
 import type { Duration } from './duration'
 import { describe, InvalidOptionError } from './errors'
 import { checkLogger, type Logger } from './logger'
 import { MemoryStore } from './memory-store'
-import { type CompiledRule, compileRule, queueRule, type RuleOptions } from './rules'
+import { compileRules, ruleSources } from './rule-sources'
+import { type CompiledRule, queueRule, type RuleOptions } from './rules'
 import { sleep } from './sleep'
 import type { BoundStore, Store } from './store'
+import { type RuleLimits, Variants } from './variants'
 
 export type { Decision, RuleDecision } from './decision'
+export type { RuleLimits } from './variants'
 
 /**
  * Options of {@link createLimiter}: one rule given inline, or several in `rules`.
@@ -26,6 +30,12 @@ export interface LimiterOptions {
   window?: Duration
   /** Buckets only: tokens per second, overriding limit / window. */
   rate?: number
+  /** A quota: count per calendar `'day'` or `'month'` of `timeZone` instead of per `window`. */
+  period?: CalendarPeriodName
+  /** The IANA time zone of `period`. Default `'UTC'`. */
+  timeZone?: string
+  /** After the rule rejects a key, refuse the key for this long (a lockout). Default: no block. */
+  block?: Duration
   /** The name of the single rule in decisions and headers. Default `'default'`. */
   name?: string
   /** Stacked limits: a request must pass every rule, and is charged to all or to none. */
@@ -79,6 +89,20 @@ export interface Limiter {
    * the request keeps its place in the queue, as it would in a real queue that has already accepted it.
    */
   schedule(key: string | readonly string[], cost?: number, options?: { signal?: AbortSignal }): Promise<Decision>
+  /**
+   * This limiter with other limits, for plans: the same rules, keys and store, so a key whose limit changes keeps
+   * what it has used. Give one {@link RuleLimits} per rule (undefined keeps a rule's), or one object for a single
+   * rule. A new limit keeps every algorithm's usage: counts, log entries, a quota's count, a leaky bucket's level,
+   * a token bucket's tokens (capped at the new capacity, refilled at the new rate). A new window (window
+   * algorithms only; a bucket's sets the unit its state counts in) keeps a sliding log's entries, and a fixed or
+   * sliding window's count while its window lines up with the new one. A key's state lasts as long as the limits
+   * that last wrote it need it. A variant has no queue (`schedule`). The 100 most recently used are cached.
+   *
+   * @example
+   * const pro = limiter.withLimits({ limit: 1000 })
+   * await pro.consume('user:42') // counts what user:42 used on the free plan
+   */
+  withLimits(limits: RuleLimits | readonly (RuleLimits | undefined)[]): Limiter
 }
 
 /**
@@ -121,7 +145,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (typeof prefix !== 'string' || prefix.length === 0) {
     throw new InvalidOptionError('prefix', `must be a non-empty string (got ${describe(prefix)})`)
   }
-  const rules = compileRules(options, prefix)
+  const defaults = { algorithm: options.algorithm ?? 'sliding-window', prefix, name: 'default' }
+  const sources = ruleSources(options)
+  const rules = compileRules(sources, defaults)
   const defaultCost = checkWholeNumber(options.cost ?? 1, 'cost')
   const store = options.store ?? new MemoryStore()
   if (store === null || typeof store !== 'object' || typeof store.bind !== 'function') {
@@ -133,41 +159,19 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const queue = rules.every((rule) => rule.algorithm === 'leaky-bucket')
     ? store.bind(rules.map(queueRule), { logger })
     : undefined
-  return new RuleLimiter(store, bound, queue, defaultCost)
-}
-
-function compileRules(options: LimiterOptions, prefix: string): CompiledRule[] {
-  const algorithm = options.algorithm ?? 'sliding-window'
-  const defaults = { algorithm, prefix, name: 'default' }
-  if (options.rules === undefined) {
-    const { limit, window, rate, name } = options
-    const single: RuleOptions = { limit: limit as number, algorithm }
-    if (window !== undefined) single.window = window
-    if (rate !== undefined) single.rate = rate
-    if (name !== undefined) single.name = name
-    return [compileRule(single, '', defaults)]
-  }
-  if (!Array.isArray(options.rules) || options.rules.length === 0) {
-    throw new InvalidOptionError('rules', `must be a non-empty array of rules (got ${describe(options.rules)})`)
-  }
-  for (const option of ['limit', 'window', 'rate', 'name'] as const) {
-    if (options[option] !== undefined) {
-      throw new InvalidOptionError(option, 'goes inside each rule when `rules` is given')
-    }
-  }
-  const several = options.rules.length > 1
-  const seen = new Set<string>()
-  return options.rules.map((rule: RuleOptions, i) => {
-    if (several && rule !== null && typeof rule === 'object' && rule.name === undefined) {
-      throw new InvalidOptionError(`rules[${i}].name`, 'is required when there are several rules')
-    }
-    const compiled = compileRule(rule, `rules[${i}]`, defaults)
-    if (seen.has(compiled.name)) {
-      throw new InvalidOptionError(`rules[${i}].name`, `"${compiled.name}" is used by two rules`)
-    }
-    seen.add(compiled.name)
-    return compiled
-  })
+  let base: RuleLimiter | undefined
+  const variants: Variants<Limiter> = new Variants(
+    rules,
+    sources,
+    defaults,
+    (variantRules) => {
+      const variantBound = store.bind(variantRules, { logger, variant: true })
+      return new RuleLimiter(store, variantBound, undefined, defaultCost, variants)
+    },
+    () => base as RuleLimiter,
+  )
+  base = new RuleLimiter(store, bound, queue, defaultCost, variants)
+  return base
 }
 
 /** A cost given per call is checked where it arrives: a clear error, never a wrong decision. */
@@ -183,9 +187,10 @@ class RuleLimiter implements Limiter {
   constructor(
     readonly store: Store,
     private readonly bound: BoundStore,
-    /** The queue of `schedule` and `enqueue`, when every rule is a leaky bucket. */
+    /** The queue of `schedule` and `enqueue`, when every rule is a leaky bucket (and this is not a variant). */
     private readonly queue: BoundStore | undefined,
     private readonly defaultCost: number,
+    private readonly variants: Variants<Limiter>,
   ) {
     this.rules = bound.rules
     this.largestFit = Math.min(...bound.rules.map((rule) => rule.limit))
@@ -211,9 +216,16 @@ class RuleLimiter implements Limiter {
     await this.queue?.reset(keys)
   }
 
+  withLimits(limits: RuleLimits | readonly (RuleLimits | undefined)[]): Limiter {
+    return this.variants.of(limits)
+  }
+
   enqueue(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
     if (this.queue === undefined) {
-      return Promise.reject(new TypeError("sluice: a queue needs every rule to use algorithm 'leaky-bucket'"))
+      const why = this.rules.every((rule) => rule.algorithm === 'leaky-bucket')
+        ? 'a limiter with other limits (withLimits) has no queue'
+        : "a queue needs every rule to use algorithm 'leaky-bucket'"
+      return Promise.reject(new TypeError(`sluice: ${why}`))
     }
     return this.decide(this.queue, key, cost, true)
   }

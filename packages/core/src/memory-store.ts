@@ -58,7 +58,7 @@ export class MemoryStore implements Store {
   }
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
-    this.keySpaces.claim(rules, options.logger ?? console)
+    this.keySpaces.claim(rules, options)
     return new MemoryBinding(rules, this.tables)
   }
 
@@ -77,6 +77,11 @@ class MemoryBinding implements BoundStore {
   private readonly keyTables: readonly Table[]
   /** Per rule, the keys longer than MAX_KEPT_KEY_LENGTH, by their digest: apart, so no short key can meet one. */
   private readonly longKeyTables: readonly Table[]
+  /** Per rule with a `block`, the tables of its keys' block ends, short and long (undefined for a rule without). */
+  private readonly blockTables: readonly (Table | undefined)[]
+  private readonly longBlockTables: readonly (Table | undefined)[]
+  /** One rule without a block: all there is to the common case. */
+  private readonly simple: boolean
   /** The first rule, its tables and its algorithm: all there is to the common case of one rule. */
   private readonly rule: CompiledRule
   private readonly table: Table
@@ -90,6 +95,11 @@ class MemoryBinding implements BoundStore {
     this.keyTables = rules.map((rule) => tables.table(rule.keySpace))
     // A key space ends with ':', so this name is never another rule's key space.
     this.longKeyTables = rules.map((rule) => tables.table(`${rule.keySpace}sha256`))
+    this.blockTables = rules.map((rule) => (rule.blockMs > 0 ? tables.table(rule.blockKeySpace) : undefined))
+    this.longBlockTables = rules.map((rule) =>
+      rule.blockMs > 0 ? tables.table(`${rule.blockKeySpace}sha256`) : undefined,
+    )
+    this.simple = rules.length === 1 && rules[0]?.blockMs === 0
     this.rule = rules[0] as CompiledRule
     this.table = this.keyTables[0] as Table
     this.longKeyTable = this.longKeyTables[0] as Table
@@ -98,7 +108,7 @@ class MemoryBinding implements BoundStore {
 
   apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
     return Promise.resolve(
-      this.rules.length === 1 ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge),
+      this.simple ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge),
     )
   }
 
@@ -119,7 +129,10 @@ class MemoryBinding implements BoundStore {
 
   reset(keys: readonly string[]): Promise<void> {
     this.rules.forEach((_, i) => {
-      this.tables.remove(this.tableOf(i, keys[i] as string).get(keptKey(keys[i] as string)))
+      const key = keys[i] as string
+      this.tables.remove(this.tableOf(i, key).get(keptKey(key)))
+      // Resetting a key lifts its block too: what an app does after a successful login.
+      this.tables.remove(this.blockTableOf(i, key)?.get(keptKey(key)))
     })
     return Promise.resolve()
   }
@@ -160,17 +173,51 @@ class MemoryBinding implements BoundStore {
       found.push(entry)
       states.push(stateAt(entry, now))
     }
-    const steps = evaluateRules(rules, states, now, cost, charge)
+    const blocksBefore = this.blocksOf(keys, now)
+    const blocks = blocksBefore?.slice()
+    const steps = evaluateRules(rules, states, now, cost, charge, blocks)
     steps.forEach((step, i) => {
       if (step.state === states[i]) return
       tables.write(places[i] as Table, kept[i] as string, found[i], step.state, now, step.resetMs, rules.length)
     })
+    if (blocks !== undefined) this.writeBlocks(keys, blocksBefore as (number | undefined)[], blocks, now)
     return decisionOf(rules, steps, cost)
   }
 
   /** The table rule `i` keeps `key` in: its own, or its table of long keys. */
   private tableOf(i: number, key: string): Table {
     return (key.length > MAX_KEPT_KEY_LENGTH ? this.longKeyTables[i] : this.keyTables[i]) as Table
+  }
+
+  /** The table rule `i` keeps the block of `key` in, or undefined when the rule has no block. */
+  private blockTableOf(i: number, key: string): Table | undefined {
+    return key.length > MAX_KEPT_KEY_LENGTH ? this.longBlockTables[i] : this.blockTables[i]
+  }
+
+  /** When the block of each key ends (undefined: none), or undefined when no rule has a block. */
+  private blocksOf(keys: readonly string[], now: number): (number | undefined)[] | undefined {
+    if (this.blockTables.every((table) => table === undefined)) return undefined
+    return this.rules.map((_, i) => {
+      const key = keys[i] as string
+      const table = this.blockTableOf(i, key)
+      const entry = table === undefined ? undefined : this.tables.touch(table, keptKey(key))
+      return stateAt(entry, now) as number | undefined
+    })
+  }
+
+  /** Stores the blocks this request started: evaluateRules wrote their ends over what was read. */
+  private writeBlocks(
+    keys: readonly string[],
+    before: readonly (number | undefined)[],
+    after: readonly (number | undefined)[],
+    now: number,
+  ) {
+    after.forEach((until, i) => {
+      if (until === before[i] || until === undefined) return
+      const table = this.blockTableOf(i, keys[i] as string) as Table
+      const key = keptKey(keys[i] as string)
+      this.tables.write(table, key, table.get(key), until, now, until - now, this.rules.length)
+    })
   }
 }
 

@@ -1,5 +1,6 @@
 import type { AlgorithmName, AlgorithmParams, StoreAlgorithmName } from './algorithms'
 import { ALGORITHM_NAMES } from './algorithms'
+import { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod } from './calendar'
 import { checkObject, checkOneOf, checkWholeNumber } from './checks'
 import { type Duration, parseDuration } from './duration'
 import { describe, InvalidOptionError } from './errors'
@@ -22,6 +23,19 @@ export interface RuleOptions {
   window?: Duration
   /** Buckets only: r, tokens per second; overrides limit / window, and the window becomes limit / r. */
   rate?: number
+  /**
+   * A quota: count per calendar `'day'` or `'month'` of `timeZone` instead of per `window` (a fixed window whose
+   * boundaries are the local midnights, so DST days last 23 or 25 hours). Not with `window`, `rate` or an
+   * `algorithm` other than `'fixed-window'`.
+   */
+  period?: CalendarPeriodName
+  /** The IANA time zone whose calendar a `period` follows. Default `'UTC'`. */
+  timeZone?: string
+  /**
+   * After this rule rejects a key, refuse that key for this long (`'15m'`), whatever it would admit meanwhile:
+   * a lockout. Requests during the block do not extend it; `reset(key)` lifts it. Default: no block.
+   */
+  block?: Duration
 }
 
 /**
@@ -36,7 +50,7 @@ export interface CompiledRule extends AlgorithmParams {
   readonly algorithm: StoreAlgorithmName
   /** The limiter's key prefix. */
   readonly prefix: string
-  /** A short, stable code for the algorithm, part of every store key (`fw`, `sl`, `sw`, `tb`, `lb`, `lq`). */
+  /** A short, stable code for the algorithm, part of every store key (`fw`, `sl`, `sw`, `tb`, `lb`, `lq`, `cw`). */
   readonly algorithmCode: string
   /**
    * `prefix:name:code:`: the key space this rule counts in. A store keeps the rule's state for a user key under its
@@ -45,6 +59,15 @@ export interface CompiledRule extends AlgorithmParams {
    * or `window` changes keeps counting in the same space.
    */
   readonly keySpace: string
+  /** A quota's calendar period; undefined for a rule with a `window`. */
+  readonly calendar: CalendarPeriod | undefined
+  /** How long a key stays refused after this rule rejected it, in ms; 0 for no block. */
+  readonly blockMs: number
+  /**
+   * `prefix:name:block:`: where a store keeps the end of each key's block (a rule with `block` only). Kept apart
+   * from the counts, so a block never costs the count it holds.
+   */
+  readonly blockKeySpace: string
 }
 
 const ALGORITHM_CODES: { readonly [name in StoreAlgorithmName]: string } = {
@@ -54,6 +77,7 @@ const ALGORITHM_CODES: { readonly [name in StoreAlgorithmName]: string } = {
   'token-bucket': 'tb',
   'leaky-bucket': 'lb',
   'leaky-queue': 'lq',
+  'calendar-window': 'cw',
 }
 
 const RULE_NAME = /^[A-Za-z0-9_.-]{1,64}$/
@@ -63,11 +87,14 @@ const MAX_EXACT = Number.MAX_SAFE_INTEGER
 // A rate is taken to a millionth of a token per second.
 const RATE_SCALE = 1_000_000
 
-export function compileRule(
-  options: RuleOptions,
-  at: string,
-  defaults: { algorithm: AlgorithmName; prefix: string; name: string },
-): CompiledRule {
+/** What a rule takes from its limiter when it does not say: the algorithm, the key prefix and the name. */
+export interface RuleDefaults {
+  readonly algorithm: AlgorithmName
+  readonly prefix: string
+  readonly name: string
+}
+
+export function compileRule(options: RuleOptions, at: string, defaults: RuleDefaults): CompiledRule {
   checkObject(options, at || 'options')
   const path = (option: string) => (at ? `${at}.${option}` : option)
   const name = options.name ?? defaults.name
@@ -77,8 +104,13 @@ export function compileRule(
       `must be 1 to 64 letters, digits, '_', '.' or '-' (got ${describe(name)})`,
     )
   }
-  const algorithm = checkOneOf(options.algorithm ?? defaults.algorithm, path('algorithm'), ALGORITHM_NAMES)
   const limit = checkWholeNumber(options.limit, path('limit'))
+  const blockMs = options.block === undefined ? 0 : parseDuration(options.block, path('block'))
+  if (options.period !== undefined) return compileQuota(options, at, { name, limit, blockMs, prefix: defaults.prefix })
+  if (options.timeZone !== undefined) {
+    throw new InvalidOptionError(path('timeZone'), 'applies only to a rule with a `period` (a quota)')
+  }
+  const algorithm = checkOneOf(options.algorithm ?? defaults.algorithm, path('algorithm'), ALGORITHM_NAMES)
   const bucket = algorithm === 'token-bucket' || algorithm === 'leaky-bucket'
   let windowMs: number
   let rateNumerator: number
@@ -111,9 +143,10 @@ export function compileRule(
       throw new InvalidOptionError(path('window'), `is required${bucket ? ' (or give a rate)' : ''}`)
     }
     windowMs = parseDuration(options.window, path('window'))
-    const divisor = gcd(limit, windowMs)
-    rateNumerator = limit / divisor
-    rateDenominator = windowMs / divisor
+    // Not reduced by the limit: a token is windowMs units whatever the limit, so a key whose limit changes (a plan,
+    // see Limiter.withLimits) keeps a bucket state that means the same. (limit + 1) * windowMs is checked below.
+    rateNumerator = limit
+    rateDenominator = windowMs
   }
   if (limit * rateDenominator > MAX_EXACT || (limit + 1) * windowMs > MAX_EXACT) {
     throw new InvalidOptionError(
@@ -121,15 +154,54 @@ export function compileRule(
       'is too large or too fine to count exactly',
     )
   }
-  return makeRule(name, algorithm, defaults.prefix, { limit, windowMs, rateNumerator, rateDenominator })
+  const params = { limit, windowMs, rateNumerator, rateDenominator, calendar: undefined }
+  return makeRule(name, algorithm, defaults.prefix, params, blockMs)
+}
+
+/**
+ * A rule with a `period`: a calendar window. Its `windowMs` is the period's nominal length (a day, or 30 days for
+ * a month), what `RateLimit-Policy` shows as `w`; the real boundaries come from the calendar.
+ */
+function compileQuota(
+  options: RuleOptions,
+  at: string,
+  { name, limit, blockMs, prefix }: { name: string; limit: number; blockMs: number; prefix: string },
+): CompiledRule {
+  const path = (option: string) => (at ? `${at}.${option}` : option)
+  for (const option of ['window', 'rate'] as const) {
+    if (options[option] !== undefined) {
+      throw new InvalidOptionError(
+        path(option),
+        'cannot be combined with `period`: a quota counts per calendar day or month, not per window',
+      )
+    }
+  }
+  if (options.algorithm !== undefined && options.algorithm !== 'fixed-window') {
+    throw new InvalidOptionError(
+      path('algorithm'),
+      `cannot be '${options.algorithm}' with \`period\`: a quota is a fixed window on the calendar (leave \`algorithm\` out)`,
+    )
+  }
+  const { period, timeZone } = options as { period: CalendarPeriodName; timeZone?: string }
+  const calendar = compileCalendarPeriod(timeZone === undefined ? { period } : { period, timeZone }, at)
+  const windowMs = calendar.policyWindowSeconds * 1000
+  // A calendar window reads no rate; these keep the rule's numbers the same shape as every other's.
+  const params = { limit, windowMs, rateNumerator: limit, rateDenominator: windowMs, calendar }
+  return makeRule(name, 'calendar-window', prefix, params, blockMs)
 }
 
 /** The rule `schedule` runs: the same limit and rate, as a queue, in a key space of its own. */
 export function queueRule(rule: CompiledRule): CompiledRule {
-  return makeRule(rule.name, 'leaky-queue', rule.prefix, rule)
+  return makeRule(rule.name, 'leaky-queue', rule.prefix, rule, 0)
 }
 
-function makeRule(name: string, algorithm: StoreAlgorithmName, prefix: string, params: AlgorithmParams): CompiledRule {
+function makeRule(
+  name: string,
+  algorithm: StoreAlgorithmName,
+  prefix: string,
+  params: AlgorithmParams,
+  blockMs: number,
+): CompiledRule {
   const algorithmCode = ALGORITHM_CODES[algorithm]
   return {
     name,
@@ -141,5 +213,8 @@ function makeRule(name: string, algorithm: StoreAlgorithmName, prefix: string, p
     windowMs: params.windowMs,
     rateNumerator: params.rateNumerator,
     rateDenominator: params.rateDenominator,
+    calendar: params.calendar,
+    blockMs,
+    blockKeySpace: `${prefix}:${name}:block:`,
   }
 }

@@ -1,10 +1,11 @@
 // @sluice/core/store: what a store author (and a sibling package such as @sluice/redis) needs to implement a Store
 // that decides exactly as MemoryStore does. Applications import from @sluice/core.
 export * from './algorithms'
+export { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod, type PeriodBounds } from './calendar'
 export { checkFunction, checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
 export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './decision'
 export { parseDuration } from './duration'
-export { describe as describeValue, InvalidOptionError, StoreUnavailableError } from './errors'
+export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
 export { checkLogger, type Logger } from './logger'
 export { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
 export { ceilDiv, floorDiv } from './math'

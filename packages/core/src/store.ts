@@ -1,4 +1,5 @@
 import { algorithms, type Step } from './algorithms'
+import { blockedStep, isBlocked, startsBlock } from './blocks'
 import type { Decision } from './decision'
 import type { Logger } from './logger'
 import type { CompiledRule } from './rules'
@@ -35,6 +36,11 @@ export type FailurePolicy = 'local' | 'open' | 'closed'
 export interface BindOptions {
   /** Where the store reports what it notices about this binding (another binding counting in the same key space). */
   readonly logger?: Logger
+  /**
+   * True when a limiter binds its own rules again with other limits (`withLimits`): the key spaces are the ones it
+   * bound first, shared on purpose, so the store must not report them as shared with another limiter.
+   */
+  readonly variant?: boolean
 }
 
 /**
@@ -90,14 +96,16 @@ export interface BoundStore {
  * @example
  * private readonly keySpaces = new KeySpaces()
  * bind(rules: readonly CompiledRule[], options: BindOptions = {}) {
- *   this.keySpaces.claim(rules, options.logger ?? console)
+ *   this.keySpaces.claim(rules, options)
  * }
  */
 export class KeySpaces {
   private readonly bound = new Set<string>()
   private readonly reported = new Set<string>()
 
-  claim(rules: readonly CompiledRule[], logger: Logger): void {
+  claim(rules: readonly CompiledRule[], options: BindOptions = {}): void {
+    if (options.variant === true) return
+    const logger = options.logger ?? console
     for (const rule of rules) {
       if (this.bound.has(rule.keySpace) && !this.reported.has(rule.keySpace)) {
         this.reported.add(rule.keySpace)
@@ -117,6 +125,11 @@ export class KeySpaces {
  * The caller writes back each step whose `state` is not the one it gave: every rule's, when `committed(steps, charge)`
  * is true, and otherwise only states moved back to a clock that stepped back (see `Step`), which charge nothing.
  *
+ * Blocks (rules with `block`): `blockedUntil[i]` is when the block of `keys[i]` under rule i ends (undefined: none
+ * recorded). A blocked rule refuses (see `blockedStep`) without being charged. When a charged request is rejected,
+ * each rule that rejected it and has a `block` starts one: its end is written into `blockedUntil[i]`, for the caller
+ * to store whether or not anything was committed, and its step reports the block.
+ *
  * @example
  * const steps = evaluateRules(rules, [stateA, stateB], Date.now(), 1, true)
  * steps.forEach((step, i) => { if (step.state !== [stateA, stateB][i]) save(i, step.state) })
@@ -127,20 +140,28 @@ export function evaluateRules(
   now: number,
   cost: number,
   charge: boolean,
+  blockedUntil?: (number | undefined)[],
 ): Step<unknown>[] {
   const steps: Step<unknown>[] = []
   let rejected = false
   for (let i = 0; i < rules.length; i++) {
     const rule = rules[i] as CompiledRule
-    const step = algorithms[rule.algorithm](states[i], now, cost, rule, charge)
+    const until = blockedUntil?.[i]
+    const blocked = isBlocked(until, now)
+    let step = algorithms[rule.algorithm](states[i], now, cost, rule, charge && !blocked)
+    if (blocked) step = blockedStep(step, now, until)
     if (!step.allowed) rejected = true
     steps.push(step)
   }
   if (rejected && charge) {
     for (let i = 0; i < rules.length; i++) {
-      if ((steps[i] as Step<unknown>).allowed) {
-        const rule = rules[i] as CompiledRule
+      const rule = rules[i] as CompiledRule
+      const step = steps[i] as Step<unknown>
+      if (step.allowed) {
         steps[i] = algorithms[rule.algorithm](states[i], now, cost, rule, false)
+      } else if (blockedUntil !== undefined && startsBlock(rule, step, charge, isBlocked(blockedUntil[i], now))) {
+        blockedUntil[i] = now + rule.blockMs
+        steps[i] = blockedStep(step, now, now + rule.blockMs)
       }
     }
   }

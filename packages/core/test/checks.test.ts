@@ -24,13 +24,14 @@ test('a cost is a positive whole number, exact in a double', () => {
   expect([0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, '1', undefined].some(isCost)).toBe(false)
 })
 
-test('one message style: option "<name>" must be <what it accepts> (got <what it got>)', () => {
+test('one message style: option "<name>" must be <what it accepts> (got <what it got>), or "is required"', () => {
   expect(thrown(() => checkWholeNumber(0, 'maxKeys')).message).toBe(
     'sluice: option "maxKeys" must be a positive whole number (got 0)',
   )
   expect(thrown(() => checkWholeNumber(12.5, 'timeout', { unit: 'milliseconds' })).message).toBe(
     'sluice: option "timeout" must be a positive whole number of milliseconds (got 12.5)',
   )
+  expect(thrown(() => checkWholeNumber(undefined, 'limit')).message).toBe('sluice: option "limit" is required')
   expect(thrown(() => checkWholeNumber(-1, 'shortCircuitMaxKeys', { min: 0 })).message).toBe(
     'sluice: option "shortCircuitMaxKeys" must be a whole number of at least 0 (got -1)',
   )

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
-import { ipKey } from '../src'
+import { createHttpPolicy, ipKey } from '../src'
+import { ipKeyFor } from '../src/http/ip'
 
 describe('ipKey', () => {
   it('keeps an IPv4 address as it is', () => {
@@ -34,9 +35,82 @@ describe('ipKey', () => {
     expect(ipKey('64:ff9b::192.0.2.7', false)).toBe('64:ff9b::c000:207/128')
   })
 
+  it('gives an address with a port or in brackets the key of the address (issue 9: a new key per source port)', () => {
+    expect(ipKey('192.0.2.7:5678')).toBe('192.0.2.7')
+    expect(ipKey('192.0.2.7:0')).toBe('192.0.2.7')
+    expect(ipKey('[2001:db8::1]:443')).toBe('2001:db8::/64')
+    expect(ipKey('[2001:db8::1]')).toBe('2001:db8::/64')
+    expect(ipKey('[::ffff:192.0.2.7]:443')).toBe('192.0.2.7')
+    expect(ipKey('[fe80::1%eth0]:8080', false)).toBe('fe80::1/128')
+  })
+
+  it('ignores surrounding spaces and tabs', () => {
+    expect(ipKey(' 192.0.2.7 ')).toBe('192.0.2.7')
+    expect(ipKey('\t2001:db8::1 ', false)).toBe('2001:db8::1/128')
+    expect(ipKey(' [2001:db8::1]:443\t', false)).toBe('2001:db8::1/128')
+  })
+
+  it('reads an IPv4-mapped address as IPv4 in every spelling', () => {
+    for (const spelling of [
+      '::ffff:1.2.3.4',
+      '::FFFF:1.2.3.4',
+      '::ffff:0102:0304',
+      '::ffff:102:304',
+      '0:0:0:0:0:ffff:102:304',
+      '0000:0000:0000:0000:0000:FFFF:0102:0304',
+      '0:0::ffff:1.2.3.4',
+      '[::ffff:1.2.3.4]:80',
+    ]) {
+      expect(ipKey(spelling)).toBe('1.2.3.4')
+    }
+  })
+
+  it('reads leading zeros, case and compression of IPv6 alike', () => {
+    const key = ipKey('2001:db8::1', false)
+    expect(key).toBe('2001:db8::1/128')
+    for (const spelling of ['2001:0db8:0000:0000:0000:0000:0000:0001', '2001:DB8:0:0:0:0:0:1', '2001:db8:0::0:1']) {
+      expect(ipKey(spelling, false)).toBe(key)
+    }
+  })
+
+  it('writes the longest run of zeros as :: and leaves a single zero group (RFC 5952)', () => {
+    expect(ipKey('1:0:0:2:0:0:0:3', false)).toBe('1:0:0:2::3/128')
+    expect(ipKey('1:0:0:2:0:0:3:4', false)).toBe('1::2:0:0:3:4/128')
+    expect(ipKey('1:0:2:3:4:5:6:7', false)).toBe('1:0:2:3:4:5:6:7/128')
+    expect(ipKey('0:0:0:0:0:0:0:1', false)).toBe('::1/128')
+    expect(ipKey('1:0:0:0:0:0:0:0', false)).toBe('1::/128')
+  })
+
+  it('refuses a dotted quad with leading zeros, which some resolvers read as octal', () => {
+    expect(ipKey('01.2.3.4')).toBe('01.2.3.4')
+    expect(ipKey('1.2.3.004')).toBe('1.2.3.004')
+  })
+
+  it('keys a spelling that is almost an address as it is', () => {
+    for (const text of [
+      '1.2.3.4:',
+      '1.2.3.4:65536',
+      '1.2.3.4:80a',
+      '1.2.3.4:80:90',
+      '[2001:db8::1',
+      '[2001:db8::1]443',
+      '[1.2.3.4]:80',
+      'fe80::1%',
+      '1:2:3:4:5:6:7:8:9',
+      '1:2:3:4:5:6:7::8',
+      '::1.2.3.4.5',
+      '12345::1',
+      ':1::2',
+      '1::2:',
+    ]) {
+      expect(ipKey(text)).toBe(text)
+    }
+  })
+
   it('keys malformed addresses as they are, bounded, without throwing', () => {
     expect(ipKey(undefined)).toBe('unknown')
     expect(ipKey('')).toBe('unknown')
+    expect(ipKey('  ')).toBe('unknown')
     expect(ipKey('not-an-ip')).toBe('not-an-ip')
     expect(ipKey('1:2:3:4:5:6:7:8:9')).toBe('1:2:3:4:5:6:7:8:9')
     expect(ipKey('1::2::3')).toBe('1::2::3')
@@ -83,22 +157,147 @@ describe('ipKey', () => {
       }),
     )
   })
+
+  it('warns once when requests come without an address, and keys them together', () => {
+    const warnings: string[] = []
+    const keyOf = ipKeyFor(64, { warn: (message) => warnings.push(message) })
+    expect([keyOf(undefined), keyOf(''), keyOf(' '), keyOf(undefined)]).toEqual([
+      'unknown',
+      'unknown',
+      'unknown',
+      'unknown',
+    ])
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatch(/without a client address.*"unknown"/)
+    expect(keyOf('192.0.2.7')).toBe('192.0.2.7')
+    expect(warnings).toHaveLength(1)
+  })
+
+  it('warns once when an address is not an IP address, naming it', () => {
+    const warnings: string[] = []
+    const keyOf = ipKeyFor(64, { warn: (message) => warnings.push(message) })
+    expect(keyOf('_hidden')).toBe('_hidden')
+    expect(keyOf('_other')).toBe('_other')
+    expect(warnings).toEqual([expect.stringContaining('"_hidden" is not an IP address')])
+    keyOf(undefined)
+    expect(warnings).toHaveLength(2)
+  })
 })
 
-test('a dotted quad is an IPv4 address exactly when each part is 0 to 255 without a leading zero', () => {
-  const dottedQuad = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/
-  const text = fc.string({ unit: fc.constantFrom('0', '1', '2', '5', '9', '.', 'a', ' '), maxLength: 17 })
-  const near = fc
-    .array(fc.oneof(fc.integer({ min: 0, max: 300 }).map(String), fc.constantFrom('00', '01', '007', '')), {
-      minLength: 3,
-      maxLength: 5,
+/** Ways to write one IPv6 address: case, leading zeros, compression of any run of zero groups. */
+const ipv6Text = (gs: readonly number[]) =>
+  fc
+    .record({
+      upper: fc.boolean(),
+      pad: fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
+      compress: fc.boolean(),
+      pick: fc.nat(),
     })
-    .map((parts) => parts.join('.'))
-  fc.assert(
-    fc.property(fc.oneof(text, near), (address) => {
-      // A dual-stack socket's form: the IPv4 address is taken out of it only when it is one.
-      expect(ipKey(`::ffff:${address}`) === address).toBe(dottedQuad.test(address))
-    }),
-    { numRuns: 5000 },
-  )
+    .map(({ upper, pad, compress, pick }) => {
+      const hex = gs.map((g, i) => {
+        const text = g.toString(16)
+        const padded = pad[i] ? text.padStart(4, '0') : text
+        return upper ? padded.toUpperCase() : padded
+      })
+      const runs: [number, number][] = []
+      for (let i = 0; i < 8; i++) {
+        if (gs[i] !== 0) continue
+        for (let j = i; j < 8 && gs[j] === 0; j++) runs.push([i, j + 1])
+      }
+      const run = runs[pick % Math.max(1, runs.length)]
+      if (!compress || run === undefined) return hex.join(':')
+      return `${hex.slice(0, run[0]).join(':')}::${hex.slice(run[1]).join(':')}`
+    })
+
+/** Ways to send an address text: alone, with spaces, in brackets (IPv6), with a port, with a zone index. */
+const decorated = (text: string, ipv6: boolean) =>
+  fc
+    .record({ space: fc.boolean(), bracket: fc.boolean(), port: fc.option(fc.integer({ min: 0, max: 65535 })) })
+    .map(({ space, bracket, port }) => {
+      let spelled = text
+      if (ipv6 && (bracket || port !== null)) spelled = `[${spelled}]`
+      if (port !== null) spelled = `${spelled}:${port}`
+      return space ? ` ${spelled}\t` : spelled
+    })
+
+describe('ipKey, property: every spelling of one address gives one key, distinct clients distinct keys', () => {
+  const octets = fc.array(fc.integer({ min: 0, max: 255 }), { minLength: 4, maxLength: 4 })
+  const groups8 = fc.array(fc.integer({ min: 0, max: 0xffff }), { minLength: 8, maxLength: 8 })
+  // Outside ::ffff:0:0/96, which is IPv4.
+  const ipv6Groups = groups8.filter((gs) => !(gs.slice(0, 5).every((g) => g === 0) && gs[5] === 0xffff))
+
+  const ipv4Spelling = (o: readonly number[]) => {
+    const dotted = o.join('.')
+    const mapped = [0, 0, 0, 0, 0, 0xffff, (o[0]! << 8) | o[1]!, (o[2]! << 8) | o[3]!]
+    return fc.oneof(
+      decorated(dotted, false),
+      ipv6Text(mapped).chain((text) => decorated(text, true)),
+      fc.constantFrom('::ffff:', '::FFFF:', '0:0:0:0:0:ffff:').chain((head) => decorated(head + dotted, true)),
+    )
+  }
+
+  it('an IPv4 address, with a port, mapped, in brackets', () => {
+    fc.assert(
+      fc.property(
+        octets.chain((o) => fc.tuple(fc.constant(o), ipv4Spelling(o))),
+        ([o, spelling]) => {
+          expect(ipKey(spelling)).toBe(o.join('.'))
+        },
+      ),
+    )
+  })
+
+  it('an IPv6 address, in any case, compression, brackets, port or zone', () => {
+    fc.assert(
+      fc.property(
+        ipv6Groups.chain((gs) =>
+          fc.tuple(
+            fc.constant(gs),
+            ipv6Text(gs).chain((text) => decorated(text, true)),
+            ipv6Text(gs).map((text) => `${text}%eth0`),
+          ),
+        ),
+        ([gs, spelling, zoned]) => {
+          const plain = gs.map((g) => g.toString(16)).join(':')
+          expect(ipKey(spelling, false)).toBe(ipKey(plain, false))
+          expect(ipKey(zoned, false)).toBe(ipKey(plain, false))
+          expect(ipKey(spelling)).toBe(ipKey(plain))
+        },
+      ),
+    )
+  })
+
+  it('distinct IPv4 addresses, and IPv6 networks outside one /64, get distinct keys', () => {
+    fc.assert(
+      fc.property(octets, octets, (a, b) => {
+        expect(ipKey(a.join('.')) === ipKey(b.join('.'))).toBe(a.join('.') === b.join('.'))
+      }),
+    )
+    fc.assert(
+      fc.property(ipv6Groups, ipv6Groups, octets, (a, b, o) => {
+        const sameNetwork = a.slice(0, 4).every((g, i) => g === b[i])
+        const text = (gs: readonly number[]) => gs.map((g) => g.toString(16)).join(':')
+        expect(ipKey(text(a)) === ipKey(text(b))).toBe(sameNetwork)
+        expect(ipKey(text(a), false) === ipKey(text(b), false)).toBe(a.every((g, i) => g === b[i]))
+        expect(ipKey(text(a))).not.toBe(ipKey(o.join('.')))
+      }),
+    )
+  })
+})
+
+describe('the default key of a limiter', () => {
+  const factsFrom = (ip: string | undefined) => ({ ip, method: 'GET', path: '/', headers: {}, trustsProxy: () => true })
+  const adapter = { ownOptions: [], rawResponse: () => ({ once: () => undefined }) }
+
+  it('limits requests without an address together, warning once through the limiter logger', async () => {
+    const warnings: string[] = []
+    const policy = createHttpPolicy(
+      { limit: 2, window: '1m', logger: { warn: (m) => warnings.push(m), error() {} } },
+      adapter,
+    )
+    const actions: string[] = []
+    for (const ip of [undefined, '', undefined, ' ']) actions.push((await policy.handle({}, {}, factsFrom(ip))).action)
+    expect(actions).toEqual(['pass', 'pass', 'reject', 'reject'])
+    expect(warnings).toEqual([expect.stringContaining('without a client address')])
+  })
 })

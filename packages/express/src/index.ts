@@ -4,6 +4,9 @@ import {
   type HttpAdapter,
   type HttpLimitOptions,
   JSON_CONTENT_TYPE,
+  type RateLimitHandle,
+  type RequestFacts,
+  rateLimitHandle,
   writeVerdict,
 } from '@sluice/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
@@ -35,6 +38,16 @@ export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Respo
   onRejected?: (req: Request, res: Response, decision: Decision, next: NextFunction) => void | Promise<void>
 }
 
+/**
+ * The middleware `rateLimit` returns: an Express handler that also carries a handle on its keys (`limiter`,
+ * `reset(key)`, `peek(keyOrReq)`, `keyOf(req)`).
+ *
+ * @example
+ * const login: RateLimitMiddleware = rateLimit({ name: 'login', limit: 5, window: '15m', block: '15m' })
+ * await login.reset(await login.keyOf(req)) // after a successful login
+ */
+export type RateLimitMiddleware = RequestHandler & RateLimitHandle<Request>
+
 /** Express's response is the Node response itself. */
 const EXPRESS: HttpAdapter<Response> = { ownOptions: ['onRejected'], rawResponse: (res) => res }
 
@@ -48,23 +61,18 @@ const EXPRESS: HttpAdapter<Response> = { ownOptions: ['onRejected'], rawResponse
  *
  * const app = express()
  * app.use(rateLimit({ limit: 100, window: '1m' }))
- * app.post('/login', rateLimit({ name: 'login', limit: 5, window: '15m' }), login)
+ * const loginLimit = rateLimit({ name: 'login', limit: 5, window: '15m', block: '15m' })
+ * app.post('/login', loginLimit, async (req, res) => {
+ *   if (await checkPassword(req)) await loginLimit.reset(await loginLimit.keyOf(req))
+ * })
  */
-export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
+export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware {
   const policy = createHttpPolicy<Request, Response>(options, EXPRESS)
   const { onRejected } = options
-  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
-    const facts = {
-      ip: req.ip,
-      method: req.method,
-      path: req.path,
-      headers: req.headers,
-      // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
-      trustsProxy: () => req.ips.length > 0,
-    }
+  const middleware = function rateLimit(req: Request, res: Response, next: NextFunction): void {
     // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
     policy
-      .handle(req, res, facts)
+      .handle(req, res, factsOf(req))
       .then((verdict) =>
         writeVerdict<unknown>(verdict, {
           next,
@@ -84,6 +92,24 @@ export function rateLimit(options: ExpressRateLimitOptions): RequestHandler {
       )
       .catch(next)
   }
+  return Object.assign(middleware, rateLimitHandle(policy, factsOf))
 }
 
-export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+function factsOf(req: Request): RequestFacts {
+  return {
+    ip: req.ip,
+    method: req.method,
+    path: req.path,
+    headers: req.headers,
+    // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
+    trustsProxy: () => req.ips.length > 0,
+  }
+}
+
+export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export {
+  concurrencyLimit,
+  type ExpressConcurrencyLimitOptions,
+  type ExpressShedLoadOptions,
+  shedLoad,
+} from './protect'

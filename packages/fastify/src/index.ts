@@ -1,10 +1,14 @@
-import type { HttpAdapter } from '@sluice/core'
 import {
   createHttpPolicy,
   type Decision,
+  type HttpAdapter,
   type HttpLimitOptions,
   InvalidOptionError,
   JSON_CONTENT_TYPE,
+  MemoryStore,
+  type RateLimitHandle,
+  type RequestFacts,
+  rateLimitHandle,
   writeVerdict,
 } from '@sluice/core'
 import type {
@@ -13,9 +17,9 @@ import type {
   FastifyReply,
   FastifyRequest,
   onRequestAsyncHookHandler,
-  RouteOptions,
 } from 'fastify'
 import fp from 'fastify-plugin'
+import { routeLimits } from './routes'
 
 /**
  * Options of a route's `config.rateLimit`: the plugin's options, overridden for this route.
@@ -43,7 +47,35 @@ export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
   global?: boolean
 }
 
+/**
+ * `fastify.rateLimit`: a handle on the keys of each limit the plugin applies (`limiter`, `reset(key)`,
+ * `peek(keyOrRequest)`, `keyOf(request)`), to reset a user's login limit after a successful login or show a user
+ * the quota left.
+ *
+ * @example
+ * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m', block: '15m' } } }, async (request) => {
+ *   const limit = app.rateLimit.of(request)
+ *   if (await checkPassword(request)) await limit?.reset(await limit.keyOf(request))
+ * })
+ */
+export interface FastifyRateLimits {
+  /** The global limit's handle; undefined with `global: false`. */
+  readonly global: RateLimitHandle<FastifyRequest> | undefined
+  /**
+   * The handle of a route's own limit (`config.rateLimit`) by its method and URL as declared (`'/users/:id'`; HEAD
+   * is GET's). Undefined for a route without one, and for a route declared before the plugin until its first
+   * request.
+   */
+  route(method: string, url: string): RateLimitHandle<FastifyRequest> | undefined
+  /** The handle of the limit a request goes through: its route's own, or the global one; undefined for none. */
+  of(request: FastifyRequest): RateLimitHandle<FastifyRequest> | undefined
+}
+
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Handles on the keys of the plugin's limits: see {@link FastifyRateLimits}. */
+    rateLimit: FastifyRateLimits
+  }
   interface FastifyRequest {
     /** The rate-limit decision for this request (absent when skipped or not limited). */
     rateLimit?: Decision
@@ -54,26 +86,28 @@ declare module 'fastify' {
   }
 }
 
-// With any of these, a route defines its own limit rather than adjusting the plugin's.
-const OWN_LIMIT = ['limit', 'rules'] as const
-const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'rules'] as const
-
 /** A reply's Node response is `reply.raw`. */
 const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResponse: (reply) => reply.raw }
+
+function factsOf(request: FastifyRequest): RequestFacts {
+  return {
+    ip: request.ip,
+    method: request.method,
+    path: request.url,
+    headers: request.headers,
+    // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
+    trustsProxy: () => (request.ips?.length ?? 0) > 1,
+  }
+}
+
+/** Each limit's hook, and its handle for `fastify.rateLimit`. */
+const HANDLES = new WeakMap<onRequestAsyncHookHandler, RateLimitHandle<FastifyRequest>>()
 
 function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHandler {
   const policy = createHttpPolicy<FastifyRequest, FastifyReply>(options, FASTIFY)
   const { onRejected } = options
-  return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const facts = {
-      ip: request.ip,
-      method: request.method,
-      path: request.url,
-      headers: request.headers,
-      // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
-      trustsProxy: () => (request.ips?.length ?? 0) > 1,
-    }
-    const verdict = await policy.handle(request, reply, facts)
+  const hook = async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const verdict = await policy.handle(request, reply, factsOf(request))
     await writeVerdict<unknown>(verdict, {
       next: () => undefined,
       decision: (decision) => {
@@ -85,21 +119,12 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       send: (status, _body, json) => reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(json),
     })
   }
+  HANDLES.set(hook, rateLimitHandle(policy, factsOf))
+  return hook
 }
 
-function routeLimitOptions(
-  plugin: FastifyRouteRateLimitOptions,
-  route: FastifyRouteRateLimitOptions,
-  routeOptions: RouteOptions,
-): FastifyRouteRateLimitOptions {
-  const merged: Record<string, unknown> = { ...plugin }
-  if (OWN_LIMIT.some((field) => route[field] !== undefined)) for (const field of LIMIT_FIELDS) delete merged[field]
-  Object.assign(merged, route)
-  const options = merged as FastifyRouteRateLimitOptions
-  if (route.prefix !== undefined) return options
-  // A key space of the route's own, so its counts never mix with the global limit's on a shared store.
-  const method = Array.isArray(routeOptions.method) ? routeOptions.method.join(',') : routeOptions.method
-  return { ...options, prefix: `${plugin.prefix ?? 'sluice'}:${method}:${routeOptions.url}` }
+function handleOf(hook: onRequestAsyncHookHandler | undefined): RateLimitHandle<FastifyRequest> | undefined {
+  return hook === undefined ? undefined : HANDLES.get(hook)
 }
 
 const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
@@ -108,32 +133,32 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
 ) => {
   const { global = true, ...plugin } = options
   if (typeof global !== 'boolean') throw new InvalidOptionError('global', 'must be true or false')
-  // The onRequest hook runs before Fastify reads the body, so a rejected upload is never parsed.
-  if (global) {
-    const limit = limitHook(plugin)
-    fastify.addHook('onRequest', async function rateLimit(request, reply) {
-      // A route with its own config (or false) is limited by its own hook alone.
-      if (request.routeOptions.config.rateLimit !== undefined) return
-      await limit.call(this, request, reply)
-    })
-  }
-  fastify.addHook('onRoute', (routeOptions) => {
-    const route = routeOptions.config?.rateLimit
-    if (route === undefined || route === false) return
-    if (route === null || typeof route !== 'object') {
-      throw new InvalidOptionError('config.rateLimit', `must be an object or false on route ${routeOptions.url}`)
-    }
-    const hook = limitHook(routeLimitOptions(plugin, route, routeOptions))
-    const existing = routeOptions.onRequest
-    routeOptions.onRequest =
-      existing === undefined ? [hook] : [...(Array.isArray(existing) ? existing : [existing]), hook]
+  // One store for the global limit and every route's unless given: a route's counters live under keys of their own.
+  const limits = routeLimits(
+    plugin.store === undefined ? { ...plugin, store: new MemoryStore() } : plugin,
+    global,
+    limitHook,
+  )
+  // onRoute hooks see only the routes declared after them: this one builds those limits early, so an invalid config
+  // fails at startup. The limit itself is applied by the onRequest hook below, which Fastify adds to every context
+  // (even those created before the plugin was registered) and every route (settled when the app is ready). It runs
+  // before Fastify reads the body, so a rejected upload is never parsed.
+  fastify.decorate('rateLimit', {
+    global: handleOf(limits.global),
+    route: (method: string, url: string) => handleOf(limits.route(method, url)),
+    of: (request: FastifyRequest) => handleOf(limits.of(request)),
+  } satisfies FastifyRateLimits)
+  fastify.addHook('onRoute', (route) => limits.declare(route))
+  fastify.addHook('onRequest', async function rateLimit(request, reply) {
+    const limit = limits.of(request)
+    if (limit !== undefined) await limit.call(this, request, reply)
   })
 }
 
 /**
  * The Fastify 5 plugin: limits every route (by client IP unless given a `key`) in an `onRequest` hook, before the
- * body is parsed; a route's `config: { rateLimit: {...} }` gives it a limit of its own, `false` none. Register it
- * before the routes it limits.
+ * body is parsed; a route's `config: { rateLimit: {...} }` gives it a limit of its own, `false` none, whether the
+ * route is declared before or after the plugin is registered. A route's automatic HEAD shares its GET's counter.
  *
  * @example
  * import Fastify from 'fastify'
@@ -148,4 +173,10 @@ export const rateLimit = fp(sluiceRateLimit, { fastify: '5.x', name: '@sluice/fa
 
 export default rateLimit
 
-export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export {
+  concurrencyLimit,
+  type FastifyConcurrencyLimitOptions,
+  type FastifyShedLoadOptions,
+  shedLoad,
+} from './protect'

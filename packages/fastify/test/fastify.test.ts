@@ -101,3 +101,36 @@ describe('@sluice/fastify', () => {
     await expect(app.register(rateLimit, { global: 'yes' } as never).ready()).rejects.toThrow('option "global"')
   })
 })
+
+describe('fastify.rateLimit: handles on the keys of each limit', () => {
+  it('global, route(method, url) and of(request) find the limit a request goes through', async () => {
+    await build(async (f) => {
+      await f.register(rateLimit, { limit: 3, window: '1m', logger: silent })
+      f.get('/', async () => 'global')
+      f.get('/items/:id', { config: { rateLimit: { name: 'items', limit: 10, window: '1m' } } }, async (req) => {
+        const own = f.rateLimit.of(req)
+        return { keys: await own?.keyOf(req), rule: own?.limiter.rules[0]?.name }
+      })
+      f.get('/health', { config: { rateLimit: false } }, async (req) => ({ none: f.rateLimit.of(req) === undefined }))
+    })
+    await request(app.server).get('/').expect(200)
+    expect((await request(app.server).get('/items/7').expect(200)).body).toEqual({ keys: ['127.0.0.1'], rule: 'items' })
+    expect((await request(app.server).get('/health').expect(200)).body).toEqual({ none: true })
+    expect(await app.rateLimit.global?.peek('127.0.0.1')).toMatchObject({ remaining: 2 })
+    // By the URL pattern as declared; HEAD is GET's; a route without its own limit has no handle there.
+    expect(await app.rateLimit.route('GET', '/items/:id')?.peek('127.0.0.1')).toMatchObject({ remaining: 9 })
+    expect(app.rateLimit.route('HEAD', '/items/:id')).toBe(app.rateLimit.route('GET', '/items/:id'))
+    expect(app.rateLimit.route('GET', '/')).toBeUndefined()
+    await app.rateLimit.global?.reset('127.0.0.1')
+    expect(await statuses('/', 4)).toEqual([200, 200, 200, 429])
+  })
+
+  it('with global: false there is no global handle', async () => {
+    await build(async (f) => {
+      await f.register(rateLimit, { global: false, logger: silent })
+      f.post('/login', { config: { rateLimit: { limit: 5, window: '15m', block: '15m' } } }, async () => 'ok')
+    })
+    expect(app.rateLimit.global).toBeUndefined()
+    expect(app.rateLimit.route('POST', '/login')?.limiter.rules[0]).toMatchObject({ limit: 5, blockMs: 900_000 })
+  })
+})

@@ -5,6 +5,9 @@ import {
   type HttpAdapter,
   type HttpLimitOptions,
   JSON_CONTENT_TYPE,
+  type RateLimitHandle,
+  type RequestFacts,
+  rateLimitHandle,
   writeVerdict,
 } from '@sluice/core'
 import type { Context, Middleware, Next } from 'koa'
@@ -36,6 +39,16 @@ export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerRes
   onRejected?: (ctx: Context, decision: Decision) => void | Promise<void>
 }
 
+/**
+ * The middleware `rateLimit` returns: a Koa middleware that also carries a handle on its keys (`limiter`,
+ * `reset(key)`, `peek(keyOrCtx)`, `keyOf(ctx)`).
+ *
+ * @example
+ * const login: RateLimitMiddleware = rateLimit({ name: 'login', limit: 5, window: '15m', block: '15m' })
+ * await login.reset(await login.keyOf(ctx)) // after a successful login
+ */
+export type RateLimitMiddleware = Middleware & RateLimitHandle<Context>
+
 /** The policy's response is the context's Node response, `ctx.res`. */
 const KOA: HttpAdapter<ServerResponse> = { ownOptions: ['onRejected'], rawResponse: (res) => res }
 
@@ -52,19 +65,11 @@ const KOA: HttpAdapter<ServerResponse> = { ownOptions: ['onRejected'], rawRespon
  * app.use(rateLimit({ limit: 100, window: '1m' }))
  * app.use((ctx) => { ctx.body = { remaining: ctx.state.rateLimit?.remaining } })
  */
-export function rateLimit(options: KoaRateLimitOptions): Middleware {
+export function rateLimit(options: KoaRateLimitOptions): RateLimitMiddleware {
   const policy = createHttpPolicy<Context, ServerResponse>(options, KOA)
   const { onRejected } = options
-  return async function rateLimit(ctx: Context, next: Next): Promise<void> {
-    const facts = {
-      ip: ctx.ip,
-      method: ctx.method,
-      path: ctx.path,
-      headers: ctx.headers,
-      // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
-      trustsProxy: () => ctx.app.proxy,
-    }
-    const verdict = await policy.handle(ctx, ctx.res, facts)
+  const middleware = async function rateLimit(ctx: Context, next: Next): Promise<void> {
+    const verdict = await policy.handle(ctx, ctx.res, factsOf(ctx))
     return writeVerdict<Promise<void> | void>(verdict, {
       next,
       decision: (decision) => {
@@ -83,6 +88,24 @@ export function rateLimit(options: KoaRateLimitOptions): Middleware {
       },
     })
   }
+  return Object.assign(middleware, rateLimitHandle(policy, factsOf))
 }
 
-export type { Decision, HeaderMode, HeadersOption } from '@sluice/core'
+function factsOf(ctx: Context): RequestFacts {
+  return {
+    ip: ctx.ip,
+    method: ctx.method,
+    path: ctx.path,
+    headers: ctx.headers,
+    // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
+    trustsProxy: () => ctx.app.proxy,
+  }
+}
+
+export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export {
+  concurrencyLimit,
+  type KoaConcurrencyLimitOptions,
+  type KoaShedLoadOptions,
+  shedLoad,
+} from './protect'

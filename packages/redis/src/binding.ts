@@ -5,16 +5,16 @@ import {
   type Decision,
   decisionOf,
   type FailurePolicy,
-  type Logger,
-  type MemoryStore,
-  type Outcome,
 } from '@sluice/core/store'
 import type { Redis } from 'ioredis'
 import { applyBySlot, groupBySlot, pick } from './cluster'
-import { AWAY, type Health } from './health'
+import { keyProblem, reachOf } from './errors'
+import { Away } from './health'
+import type { KeyErrors } from './key-errors'
 import { redisKey, redisKeyPrefix } from './keys'
+import type { Nodes } from './nodes'
 import type { Rejections } from './rejections'
-import { type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
+import { blockKeys, type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
 
 /** What every binding of one RedisStore shares. */
 export interface RedisShared {
@@ -22,29 +22,28 @@ export interface RedisShared {
   readonly cluster: boolean
   readonly onError: FailurePolicy
   readonly runner: ScriptRunner
-  readonly health: Health
+  readonly nodes: Nodes
   readonly rejections: Rejections
-  /** The per-instance stand-in of `onError: 'local'`. */
-  readonly local: MemoryStore | undefined
+  readonly keyErrors: KeyErrors
   /** This instance's time in ms (the replay clock in tests). */
   readonly now: () => number
   closed: boolean
 }
 
-// The local stand-in binds the same rules as the Redis binding, which has already reported any shared key space.
-const ALREADY_REPORTED: Logger = { warn() {}, error() {} }
-
 /**
  * A RedisStore bound to one limiter's rules: their key prefixes, their script and its arguments are worked out once,
- * here. Each request is one EVALSHA of that script (on a Cluster, one per slot its keys live in), unless the local
- * short-circuit already knows the answer or Redis is away and `onError` answers.
+ * here. Each request is one EVALSHA of that script on the node that serves its keys (on a Cluster, one per slot its
+ * keys live in), unless the local short-circuit already knows the answer or that node is away and `onError` answers.
+ * A key whose state the script cannot use fails its request with a `StoreKeyError`, whatever `onError` says: it is
+ * no outage, and a local count would hide it.
  */
 export class RedisBinding implements BoundStore {
   private readonly prefixes: readonly string[]
   private readonly plan: Plan
+  /** The indexes of all the rules: the one group of a request whose keys share a slot. */
+  private readonly everyRule: readonly number[]
   /** On a Cluster: the plans of the groups of rules whose keys share a slot, made as requests need them. */
   private readonly slotPlans = new Map<string, Plan>()
-  private readonly local: BoundStore | undefined
 
   constructor(
     readonly rules: readonly CompiledRule[],
@@ -52,7 +51,7 @@ export class RedisBinding implements BoundStore {
   ) {
     this.prefixes = rules.map(redisKeyPrefix)
     this.plan = planFor(rules)
-    this.local = shared.local?.bind(rules, { logger: ALREADY_REPORTED })
+    this.everyRule = rules.map((_, i) => i)
   }
 
   async apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
@@ -60,33 +59,49 @@ export class RedisBinding implements BoundStore {
     const redisKeys = this.redisKeys(keys)
     // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
     const rejectionKey = redisKeys.length === 1 ? (redisKeys[0] as string) : redisKeys.join('')
-    const known = shared.rejections.known(rejectionKey, cost)
+    const known = shared.rejections.known(rejectionKey, cost, this)
     if (known !== undefined) return decisionOf(rules, known, cost)
-    const outcomes = await shared.health.call(() => this.evaluate(redisKeys, cost, charge ? 'charge' : 'peek'))
-    if (outcomes === AWAY) return this.fallback(keys, cost, charge)
-    shared.rejections.remember(rejectionKey, cost, outcomes)
+    const mode: Mode = charge ? 'charge' : 'peek'
+    const groups = this.groupsOf(redisKeys)
+    const outcomes =
+      groups.length === 1
+        ? await this.run(this.everyRule, keys, redisKeys, cost, mode)
+        : await applyBySlot(groups, mode, (group, groupMode) => this.run(group, keys, redisKeys, cost, groupMode))
+    if (outcomes instanceof Away) return this.fallback(outcomes, keys, cost, charge)
+    shared.rejections.remember(rejectionKey, cost, outcomes, this)
     return decisionOf(rules, outcomes, cost)
   }
 
   async refund(keys: readonly string[], cost: number): Promise<void> {
     const redisKeys = this.redisKeys(keys)
     this.shared.rejections.forget(redisKeys.join(''))
-    const done = await this.shared.health.call(() =>
-      this.bySlot(redisKeys, (group) => this.run(group, redisKeys, cost, 'refund')),
+    const answers = await Promise.all(
+      this.groupsOf(redisKeys).map((group) => this.run(group, keys, redisKeys, cost, 'refund')),
     )
-    if (done !== AWAY) return
-    if (this.shared.onError === 'closed') throw this.shared.health.unavailable()
-    await this.local?.refund(keys, cost)
+    const away = answers.find((answer) => answer instanceof Away)
+    if (away === undefined) return
+    if (this.shared.onError === 'closed') throw away.node.unavailable(away)
+    await away.node.localFor(this.rules)?.refund(keys, cost)
   }
 
   async reset(keys: readonly string[]): Promise<void> {
+    const { shared, rules } = this
     const redisKeys = this.redisKeys(keys)
-    this.shared.rejections.forget(redisKeys.join(''))
-    await this.local?.reset(keys)
-    const done = await this.shared.health.call(() =>
-      this.bySlot(redisKeys, (group) => this.shared.client.del(...pick(redisKeys, group))),
+    shared.rejections.forget(redisKeys.join(''))
+    for (const key of redisKeys) shared.keyErrors.forget(key)
+    for (const node of shared.nodes.all()) await node.localFor(rules, false)?.reset(keys)
+    const answers = await Promise.all(
+      this.groupsOf(redisKeys).map((group) => {
+        const groupKeys = pick(redisKeys, group)
+        // The block keys go too: resetting a key lifts its block.
+        const blocks = blockKeys(this.planOf(group), groupKeys)
+        return shared.nodes
+          .forKey(groupKeys[0] as string)
+          .call(groupKeys[0] as string, () => shared.client.del(...groupKeys, ...blocks))
+      }),
     )
-    if (done === AWAY && this.shared.onError === 'closed') throw this.shared.health.unavailable()
+    const away = answers.find((answer) => answer instanceof Away)
+    if (away !== undefined && shared.onError === 'closed') throw away.node.unavailable(away)
   }
 
   private redisKeys(keys: readonly string[]): string[] {
@@ -98,21 +113,37 @@ export class RedisBinding implements BoundStore {
     return redisKeys
   }
 
-  /** One EVALSHA for all the rules, or on a Cluster one per slot, with refunds when a slot rejects. */
-  private evaluate(redisKeys: readonly string[], cost: number, mode: Mode): Promise<readonly Outcome[]> {
-    const groups = this.shared.cluster && redisKeys.length > 1 ? groupBySlot(redisKeys) : undefined
-    if (groups === undefined || groups.length === 1) return this.shared.runner.run(this.plan, redisKeys, cost, mode)
-    return applyBySlot(groups, mode, (group, groupMode) => this.run(group, redisKeys, cost, groupMode))
+  /** The rules grouped by the slot of their keys: one group on a single Redis, or when the keys share a slot. */
+  private groupsOf(redisKeys: readonly string[]): readonly (readonly number[])[] {
+    return this.shared.cluster && redisKeys.length > 1 ? groupBySlot(redisKeys) : [this.everyRule]
   }
 
-  /** Runs `work` once per slot on a Cluster (once in all on a single Redis), in the order of the rules. */
-  private async bySlot(redisKeys: readonly string[], work: (group: readonly number[]) => Promise<unknown>) {
-    const groups = this.shared.cluster ? groupBySlot(redisKeys) : [this.rules.map((_, i) => i)]
-    await Promise.all(groups.map(work))
-  }
-
-  private run(group: readonly number[], redisKeys: readonly string[], cost: number, mode: Mode) {
-    return this.shared.runner.run(this.planOf(group), pick(redisKeys, group), cost, mode)
+  /** One call of the script for the rules at `group`, on the node that serves their slot. */
+  private async run(
+    group: readonly number[],
+    keys: readonly string[],
+    redisKeys: readonly string[],
+    cost: number,
+    mode: Mode,
+  ) {
+    const { nodes, runner } = this.shared
+    const groupKeys = group === this.everyRule ? redisKeys : pick(redisKeys, group)
+    const first = groupKeys[0] as string
+    try {
+      return await nodes
+        .forKey(first)
+        .call(first, (resent) => runner.run(this.planOf(group), groupKeys, cost, mode, resent))
+    } catch (error) {
+      if (reachOf(error) !== 'key') throw error
+      // The script names the rule (within this call) whose key it could not use.
+      const index = group[Math.min(group.length - 1, keyProblem(error).index)] as number
+      throw this.shared.keyErrors.failed(
+        error,
+        this.rules[index] as CompiledRule,
+        keys[index] as string,
+        redisKeys[index] as string,
+      )
+    }
   }
 
   /** The plan of the rules at `group`: at most one per subset of the rules, so the map stays small. */
@@ -127,10 +158,11 @@ export class RedisBinding implements BoundStore {
     return plan
   }
 
-  private async fallback(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
-    const { onError, health, now } = this.shared
-    if (onError === 'closed') throw health.unavailable()
-    if (this.local !== undefined) return this.local.apply(keys, cost, charge)
+  private async fallback(away: Away, keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
+    const { onError, now } = this.shared
+    if (onError === 'closed') throw away.node.unavailable(away)
+    const local = away.node.localFor(this.rules)
+    if (local !== undefined) return local.apply(keys, cost, charge)
     // 'open': admit, with the numbers of a key that has used nothing.
     const at = now()
     const outcomes = this.rules.map((rule) => algorithms[rule.algorithm](undefined, at, cost, rule, false))

@@ -1,4 +1,5 @@
 import type { Outcome } from '@sluice/core/store'
+import { Away } from './health'
 import type { Mode } from './script-runner'
 import { keySlot } from './slot'
 
@@ -29,15 +30,32 @@ export function pick<T>(items: readonly T[], indexes: readonly number[]): T[] {
  * the rules at a group's indexes), all at once. When a slot rejects a charged request, nothing may stay charged, so
  * the slots that admitted (and charged) are refunded; their rules then report the uncharged view, as
  * `evaluateRules` does on one node. Between the charge and the refund (one round trip) those keys hold the cost,
- * which can reject another request then.
+ * which can reject another request then. When a slot was not decided (Away, or a key error), the request is not
+ * decided by Redis at all: the slots that charged are refunded, and that Away (or error) is the answer.
  */
 export async function applyBySlot(
-  groups: readonly number[][],
+  groups: readonly (readonly number[])[],
   mode: Mode,
-  run: (group: readonly number[], mode: Mode) => Promise<readonly Outcome[]>,
-): Promise<Outcome[]> {
+  run: (group: readonly number[], mode: Mode) => Promise<readonly Outcome[] | Away>,
+): Promise<Outcome[] | Away> {
+  const settled = await Promise.allSettled(groups.map((group) => run(group, mode)))
+  const answers = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined))
+  const failed = settled.find((s) => s.status === 'rejected')
+  const away = answers.find((answer) => answer instanceof Away)
+  if (failed !== undefined || away !== undefined) {
+    if (mode === 'charge') {
+      groups.forEach((group, g) => {
+        const answer = answers[g]
+        if (Array.isArray(answer) && answer.every((outcome) => outcome.allowed)) {
+          // Best effort, not awaited: the request is answered by the failure policy either way.
+          run(group, 'refund').catch(() => {})
+        }
+      })
+    }
+    if (failed !== undefined) throw failed.reason
+    return away as Away
+  }
   const outcomes: Outcome[] = []
-  const answers = await Promise.all(groups.map((group) => run(group, mode)))
   groups.forEach((group, g) => {
     group.forEach((i, j) => {
       outcomes[i] = (answers[g] as readonly Outcome[])[j] as Outcome
@@ -47,7 +65,9 @@ export async function applyBySlot(
   await Promise.all(
     groups.map(async (group, g) => {
       if (!(answers[g] as readonly Outcome[]).every((outcome) => outcome.allowed)) return // this slot charged nothing
-      const refunded = await run(group, 'refund')
+      const refunded = await run(group, 'refund').catch(() => undefined)
+      // A refund that failed leaves the slot charged until its window passes; its outcomes stay as they were.
+      if (!Array.isArray(refunded)) return
       // After the refund the key is as before: its numbers are the uncharged view.
       group.forEach((i, j) => {
         outcomes[i] = { ...(refunded[j] as Outcome), allowed: true, retryAfterMs: 0, delayMs: 0 }

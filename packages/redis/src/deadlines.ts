@@ -1,102 +1,235 @@
+import { idleMs } from './idle-time'
+
+/**
+ * A call given up by its deadline. `reach` says what it tells about Redis: `'node'`, the connection went silent (or
+ * answered too slowly for too long); `'slot'`, later calls were answered and this one was not, so the client is
+ * retrying or redirecting it on its own (a slot being migrated, a cluster being reconfigured).
+ */
+export class CallExpired extends Error {
+  override readonly name = 'CallExpired'
+  constructor(
+    message: string,
+    readonly reach: 'slot' | 'node',
+  ) {
+    super(message)
+  }
+}
+
+/** No call waits longer than this many timeouts of this instance's idle time, however steadily Redis answers others. */
+export const BACKSTOP_TIMEOUTS = 30
+
 /** What a call that has not settled yet needs for its deadline. */
-interface Pending {
-  readonly expiresAt: number
+interface Waiting {
+  /** The order in which calls were sent on this connection. */
+  readonly seq: number
+  readonly sentAt: number
+  /** This instance's idle time when the call was sent. */
+  readonly idleAtSend: number
   readonly reject: (error: Error) => void
   settled: boolean
 }
 
+/** How long calls on one connection may wait. */
+export interface DeadlineOptions {
+  /** How long the connection may stay silent, while this instance is free to read, before a call is given up. */
+  readonly timeoutMs: number
+  /**
+   * The longest any call may wait, counted as `timeoutMs` is, however steadily other calls are answered; and the
+   * longest a connection may stay silent by the clock, however busy this instance was meanwhile.
+   */
+  readonly backstopMs: number
+  /** Tests: the idle-time clock (see `idle-time.ts`). */
+  readonly idleMs?: () => number
+}
+
 /**
- * Deadlines for calls that all wait the same `timeoutMs`. Calls start in order, so they expire in order: one timer,
- * set for the oldest call still waiting, serves them all. A timer per call (a setTimeout and a clearTimeout each)
- * was a measurable share of the store's own CPU at tens of thousands of calls per second; this sets about one per
- * `timeoutMs`. A call that has not settled by its deadline is rejected then (as late as the event loop makes any
- * timer), and its late reply or error is still absorbed.
+ * The deadlines of the calls on one connection to Redis (one node of a Cluster). They measure Redis, not this
+ * instance:
+ *
+ * - Waits are counted in this instance's idle time: the time it sat waiting for I/O, free to read a reply (Node's event
+ *   loop idle time). Time the instance spends running code (a burst being dispatched, a long handler, a GC pause, the
+ *   machine giving its CPU to other processes) does not count.
+ * - Redis answers a connection in the order of its commands. While replies keep arriving, the oldest call waiting is
+ *   next: a backlog this instance created (a burst) is a queue, not an outage. So the oldest call's wait counts from
+ *   the later of its send and the last reply on the connection, and only that call's wait matters.
+ * - A deadline is examined in the check phase of the event loop, after the poll phase has read every reply that has
+ *   arrived: a reply that arrived while the instance was busy is used, however late it is read. (A timer fires before
+ *   the poll phase of its turn, so it only schedules that.)
+ * - A call that later calls overtook is being retried or redirected by the client: the replies to the others say
+ *   nothing about it, so its wait counts from when it was overtaken, and its expiry concerns it alone (`'slot'`).
+ * - Backstops, at `backstopMs`: no call waits longer than that in idle time, however steadily other calls
+ *   are answered, so no request hangs on a Redis that answers too slowly ever to catch up; and no connection stays
+ *   silent that long by the wall clock, so an instance too busy ever to be idle still notices a hung Redis.
+ *
+ * One timer serves every call of the connection, armed for the oldest one; settling a call is O(1).
  *
  * @example
- * const deadlines = new Deadlines(100)
- * const pong = await deadlines.run(() => client.ping()) // rejects after 100 ms without an answer
+ * const deadlines = new Deadlines({ timeoutMs: 100, backstopMs: 3000 })
+ * const pong = await deadlines.run(() => client.ping()) // rejects with CallExpired when Redis stays silent
  */
 export class Deadlines {
-  private readonly pending: (Pending | undefined)[] = []
+  private readonly line: (Waiting | undefined)[] = []
   private head = 0
-  private timer: ReturnType<typeof setTimeout> | undefined
+  private sent = 0
+  /** The order of the newest call that has settled: an older call still waiting was overtaken. */
+  private newestSettled = -1
+  /** When a reply last arrived on this connection: performance.now() and this instance's idle time. */
+  private lastReplyAt = Number.NEGATIVE_INFINITY
+  private lastReplyIdle = Number.NEGATIVE_INFINITY
+  /** Since when the call at the head of the line has been overtaken by a later one (both clocks). */
+  private overtakenAt: number | undefined
+  private overtakenIdle = 0
+  private scheduled = false
+  private readonly idle: () => number
 
-  constructor(private readonly timeoutMs: number) {}
+  constructor(private readonly options: DeadlineOptions) {
+    this.idle = options.idleMs ?? idleMs
+  }
 
   /**
-   * Settles as `work` does, or rejects `timeoutMs` after this call when `work` has not settled by then. The deadline
-   * starts before `work` is called: sending a command is synchronous, and while a Redis server dies a socket write
-   * can block for tens of milliseconds, which must count against the timeout rather than come on top of it.
+   * Settles as `work` does, unless its deadline passes first. `work` gets `resent`, to call when it sends the call
+   * again on the connection (after NOSCRIPT, the script itself): Redis replied, and the call's reply now comes after
+   * those of the commands sent before it again, so it takes its place at the back of the line.
    */
-  run<T>(work: () => Promise<T>): Promise<T> {
+  run<T>(work: (resent: () => void) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const call: Pending = { expiresAt: performance.now() + this.timeoutMs, reject, settled: false }
-      this.pending.push(call)
-      if (this.timer === undefined) this.arm(this.timeoutMs)
+      let call = this.enqueue(reject)
+      if (!this.scheduled) this.arm(this.options.timeoutMs)
+      let answer: Promise<T>
+      try {
+        answer = work(() => {
+          call = this.resend(call)
+        })
+      } catch (error) {
+        answer = Promise.reject(error)
+      }
       // Both handlers stay attached, so a reply or an error that arrives after the deadline is absorbed here.
-      work().then(
+      answer.then(
         (value) => {
-          this.settle(call)
-          resolve(value)
+          if (this.settle(call)) resolve(value)
         },
         (error: unknown) => {
-          this.settle(call)
-          reject(error)
+          if (this.settle(call)) reject(error)
         },
       )
     })
   }
 
-  /**
-   * Marks a call settled and forgets the settled calls at the head of the line. Replies on one connection come in
-   * the order of the commands, so the call that settles is nearly always the head: the line holds only the calls in
-   * flight, not every call of the last `timeoutMs`.
-   */
-  private settle(call: Pending): void {
-    call.settled = true
-    const { pending } = this
-    if (pending[this.head] !== call) return
-    do {
-      pending[this.head] = undefined
-      this.head++
-    } while (this.head < pending.length && (pending[this.head] as Pending).settled)
-    this.compact()
+  /** Gives up every call still waiting, with `error`: the connection they wait on has been declared down. */
+  failAll(error: Error): void {
+    const { line } = this
+    for (let i = this.head; i < line.length; i++) {
+      const call = line[i]
+      if (call !== undefined && !call.settled) {
+        call.settled = true
+        call.reject(error)
+      }
+    }
+    line.length = 0
+    this.head = 0
+    this.overtakenAt = undefined
   }
 
-  /** Drops the forgotten slots before the head, once they are most of the line. */
-  private compact(): void {
-    const { pending } = this
-    if (this.head === pending.length) {
-      pending.length = 0
+  private enqueue(reject: (error: Error) => void): Waiting {
+    const call: Waiting = {
+      seq: this.sent++,
+      sentAt: performance.now(),
+      idleAtSend: this.idle(),
+      reject,
+      settled: false,
+    }
+    this.line.push(call)
+    return call
+  }
+
+  private replied(): void {
+    this.lastReplyAt = performance.now()
+    this.lastReplyIdle = this.idle()
+  }
+
+  /** A call sent again: its place in the line is left (without counting as answered), and it queues anew. */
+  private resend(call: Waiting): Waiting {
+    this.replied()
+    if (call.settled) return call // given up already: the resend's reply is only absorbed
+    call.settled = true
+    if (this.line[this.head] === call) this.pop()
+    return this.enqueue(call.reject)
+  }
+
+  /** Takes in a call's reply or error; answers whether the call was still waiting for it. */
+  private settle(call: Waiting): boolean {
+    // Even a reply to a call given up on shows that the connection answers.
+    this.replied()
+    if (call.settled) return false
+    call.settled = true
+    if (call.seq > this.newestSettled) this.newestSettled = call.seq
+    if (this.line[this.head] === call) this.pop()
+    else if (this.overtakenAt === undefined) this.overtaken()
+    return true
+  }
+
+  private overtaken(): void {
+    this.overtakenAt = this.lastReplyAt
+    this.overtakenIdle = this.lastReplyIdle
+  }
+
+  /** Forgets the head of the line and the settled calls behind it. */
+  private pop(): void {
+    const { line } = this
+    do {
+      line[this.head] = undefined
+      this.head++
+    } while (this.head < line.length && (line[this.head] as Waiting).settled)
+    const next = line[this.head]
+    this.overtakenAt = undefined
+    if (next !== undefined && next.seq < this.newestSettled) this.overtaken()
+    if (this.head === line.length) {
+      line.length = 0
       this.head = 0
-    } else if (this.head > 1024 && this.head * 2 > pending.length) {
-      pending.splice(0, this.head)
+    } else if (this.head > 1024 && this.head * 2 > line.length) {
+      line.splice(0, this.head)
       this.head = 0
     }
   }
 
   private arm(delayMs: number): void {
-    this.timer = setTimeout(this.expire, delayMs)
+    this.scheduled = true
     // A deadline never keeps the process alive on its own.
-    this.timer.unref()
+    setTimeout(this.wake, delayMs).unref()
   }
 
-  private readonly expire = (): void => {
-    this.timer = undefined
-    const now = performance.now()
-    const { pending } = this
-    while (this.head < pending.length) {
-      const call = pending[this.head] as Pending
-      if (!call.settled) {
-        if (call.expiresAt > now) break
-        call.settled = true
-        call.reject(new Error(`Redis did not answer within ${this.timeoutMs} ms`))
+  // Timers run before the poll phase of their turn, the check phase after it.
+  private readonly wake = (): void => {
+    setImmediate(this.examine)
+  }
+
+  private readonly examine = (): void => {
+    this.scheduled = false
+    const { timeoutMs, backstopMs } = this.options
+    while (this.head < this.line.length) {
+      const call = this.line[this.head] as Waiting
+      const now = performance.now()
+      const idle = this.idle()
+      // Silent since the call was sent, or since the last reply (or, for a call overtaken, since it was overtaken).
+      const overtaken = this.overtakenAt !== undefined
+      const silentMs = idle - Math.max(call.idleAtSend, overtaken ? this.overtakenIdle : this.lastReplyIdle)
+      const silentWallMs = now - Math.max(call.sentAt, overtaken ? (this.overtakenAt as number) : this.lastReplyAt)
+      const waitedMs = idle - call.idleAtSend
+      const leftMs = Math.min(timeoutMs - silentMs, backstopMs - silentWallMs, backstopMs - waitedMs)
+      if (leftMs > 0) {
+        // Idle time runs no faster than the wall clock: the timer is never late for it, at worst early.
+        this.arm(Math.max(1, Math.ceil(leftMs)))
+        return
       }
-      pending[this.head] = undefined
-      this.head++
+      call.settled = true
+      if (waitedMs >= backstopMs) {
+        call.reject(new CallExpired(`Redis took over ${backstopMs} ms to answer while answering other calls`, 'node'))
+      } else if (overtaken) {
+        call.reject(new CallExpired(`Redis answered later calls but not this one within ${timeoutMs} ms`, 'slot'))
+      } else {
+        call.reject(new CallExpired(`Redis did not answer within ${timeoutMs} ms`, 'node'))
+      }
+      this.pop()
     }
-    this.compact()
-    if (this.head === pending.length) return
-    this.arm(Math.max(1, Math.ceil((pending[this.head] as Pending).expiresAt - now)))
   }
 }

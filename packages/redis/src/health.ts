@@ -1,99 +1,168 @@
-import { type Logger, StoreUnavailableError } from '@sluice/core/store'
+import {
+  type BoundStore,
+  type CompiledRule,
+  type Logger,
+  type MemoryStore,
+  StoreUnavailableError,
+} from '@sluice/core/store'
 import { Deadlines } from './deadlines'
+import { reachOf } from './errors'
 
-/** What a call gets when Redis did not do the work: it is known to be away, or the call failed or timed out. */
-export const AWAY: unique symbol = Symbol('redis away')
+/** What a call gets when Redis did not do the work: the request falls back (`onError`), for this reason. */
+export class Away {
+  constructor(
+    readonly node: NodeHealth,
+    readonly cause: unknown,
+  ) {}
+}
 
-/** What {@link Health} needs: how to ask Redis whether it is back, and how to report. */
-export interface HealthOptions {
-  readonly ping: () => Promise<unknown>
+// The local stand-in binds the same rules as the Redis binding, which has already reported any shared key space.
+const ALREADY_REPORTED: Logger = { warn() {}, error() {} }
+
+/** What {@link NodeHealth} needs: its name in the log, its deadlines, how to probe, and how to report. */
+export interface NodeOptions {
+  /** 'Redis' for a single server, or 'Redis Cluster node 10.0.0.5:7000'. */
+  readonly label: string
+  /** Whether the node is one of a Cluster's: the log then speaks of its keys. */
+  readonly inCluster: boolean
   readonly timeoutMs: number
+  readonly backstopMs: number
   readonly probeIntervalMs: number
   readonly logger: Logger
   /** What requests get during an outage, for the log line: 'deciding from local memory', ... */
   readonly meanwhile: string
-  /** Called once when Redis answers again after an outage. */
-  readonly onRecovery: () => void
+  /** Asks Redis whether it answers for the slot of `key` again (on a Cluster, wherever that slot now lives). */
+  readonly probe: (key: string) => Promise<unknown>
+  /** After the node stopped answering: on a Cluster, learn the slot map again (a replica may have taken over). */
+  readonly refresh: () => void
+  /** The local stand-in of `onError: 'local'`, made when first needed; undefined under other policies. */
+  readonly newLocal: (() => MemoryStore) | undefined
+  /** Told when an outage starts and when it ends. */
+  readonly onAway: (node: NodeHealth) => void
+  readonly onBack: (node: NodeHealth) => void
 }
 
 /**
- * The health of the connection to Redis. Every call runs within the timeout (see `Deadlines`); the first failure
- * starts an outage, logged once. During an outage no call is sent: one PING at a time, at most every
- * `probeIntervalMs` and only while requests arrive, asks whether Redis is back, and the first answer ends the
- * outage, logged once.
+ * The health of one Redis node: a single server, or one master of a Cluster (its keys' health, wherever a failover
+ * moves them). Every call runs within its deadlines (see `Deadlines`). A call that fails for a reason that concerns
+ * the node (see `Reach`) starts an outage, logged once: the calls still waiting on the node fall back at once, no call
+ * is sent to it, and one probe at a time, at most every `probeIntervalMs` and only while requests arrive, writes a
+ * short-lived key in the slot that failed. The first probe answered ends the outage, logged once; only then are the
+ * local counts kept meanwhile dropped. A key error is the caller's; a slot error falls back for that call alone.
  *
  * @example
- * const health = new Health({ ping: () => client.ping(), timeoutMs: 100, probeIntervalMs: 250, logger: console,
- *   meanwhile: 'admitting every request', onRecovery: () => {} })
- * const reply = await health.call(() => client.evalsha(sha, 1, key))
- * if (reply === AWAY) fallBack()
+ * const outcome = await node.call(redisKey, (resent) => runner.run(plan, keys, 1, 'charge', resent))
+ * if (outcome instanceof Away) fallBack(outcome)
  */
-export class Health {
-  private readonly deadlines: Deadlines
-  /** Wall-clock ms when the current outage began; undefined while Redis answers. */
-  private outageSince: number | undefined
-  private lastError: unknown
+export class NodeHealth {
+  readonly deadlines: Deadlines
+  private outage: Away | undefined
+  private outageSince = 0
+  private probeKey = ''
   private nextProbeAt = 0
   private probing = false
+  private local: MemoryStore | undefined
+  private readonly localBindings = new WeakMap<readonly CompiledRule[], BoundStore>()
 
-  constructor(private readonly options: HealthOptions) {
-    this.deadlines = new Deadlines(options.timeoutMs)
+  constructor(private readonly options: NodeOptions) {
+    this.deadlines = new Deadlines(options)
   }
 
-  /** Runs `work` on Redis within the timeout, unless Redis is known to be away; AWAY when it was not done. */
-  async call<T>(work: () => Promise<T>): Promise<T | typeof AWAY> {
-    if (this.outageSince !== undefined) {
-      this.probe()
-      return AWAY
+  /** Runs `work` on this node within its deadlines, unless the node is away; Away when the work was not done. */
+  async call<T>(key: string, work: (resent: () => void) => Promise<T>): Promise<T | Away> {
+    if (this.outage !== undefined) {
+      this.tick()
+      return this.outage
     }
     try {
       return await this.deadlines.run(work)
     } catch (error) {
-      this.failed(error)
-      return AWAY
+      const reach = reachOf(error)
+      if (reach === 'key') throw error
+      if (reach === 'slot') return new Away(this, error)
+      return this.failed(error, key)
     }
   }
 
-  /** The error a store that fails closed throws while Redis is away. */
-  unavailable(): StoreUnavailableError {
-    return new StoreUnavailableError(`sluice: Redis is unavailable (${message(this.lastError)})`, {
-      cause: this.lastError,
+  /** Sends a probe when one is due: during an outage, while requests arrive for this node or for any other. */
+  tick(): void {
+    if (this.outage === undefined || this.probing || performance.now() < this.nextProbeAt) return
+    this.probing = true
+    this.deadlines
+      .run(() => this.options.probe(this.probeKey))
+      .then(
+        () => {
+          this.probing = false
+          this.recovered()
+        },
+        (error: unknown) => {
+          this.probing = false
+          if (this.outage !== undefined) this.outage = new Away(this, error)
+          this.nextProbeAt = performance.now() + this.options.probeIntervalMs
+          this.options.refresh()
+        },
+      )
+  }
+
+  /** The error a store that fails closed throws for a request this node did not decide. */
+  unavailable(away: Away): StoreUnavailableError {
+    return new StoreUnavailableError(`sluice: ${this.options.label} is unavailable (${message(away.cause)})`, {
+      cause: away.cause,
     })
   }
 
-  private failed(error: unknown): void {
-    this.lastError = error
-    if (this.outageSince !== undefined) return
-    this.outageSince = Date.now()
-    this.nextProbeAt = this.outageSince + this.options.probeIntervalMs
-    this.options.logger.warn(
-      `sluice: Redis is unavailable (${message(error)}); ${this.options.meanwhile} until it answers again`,
-    )
+  /**
+   * The local stand-in bound to `rules` ('local' policy), kept until this node answers for its keys again; made when
+   * first needed, unless `make` is false.
+   */
+  localFor(rules: readonly CompiledRule[], make = true): BoundStore | undefined {
+    let bound = this.localBindings.get(rules)
+    if (bound === undefined) {
+      if (this.options.newLocal === undefined || !make) return undefined
+      this.local ??= this.options.newLocal()
+      bound = this.local.bind(rules, { logger: ALREADY_REPORTED })
+      this.localBindings.set(rules, bound)
+    }
+    return bound
   }
 
-  private probe(): void {
-    if (this.probing || Date.now() < this.nextProbeAt) return
-    this.probing = true
-    this.deadlines.run(this.options.ping).then(
-      () => {
-        this.probing = false
-        this.recovered()
-      },
-      (error: unknown) => {
-        this.probing = false
-        this.lastError = error
-        this.nextProbeAt = Date.now() + this.options.probeIntervalMs
-      },
+  /** Forgets the local counts (the store was closed). */
+  clearLocal(): void {
+    this.local?.clear()
+  }
+
+  private failed(error: unknown, key: string): Away {
+    if (this.outage !== undefined) return this.outage
+    const { label, inCluster, probeIntervalMs, logger, meanwhile } = this.options
+    const away = new Away(this, error)
+    this.outage = away
+    this.outageSince = performance.now()
+    this.probeKey = key
+    this.nextProbeAt = this.outageSince + probeIntervalMs
+    this.options.onAway(this)
+    logger.warn(
+      `sluice: ${label} is unavailable (${message(error)}); ${meanwhile}${inCluster ? ' for its keys' : ''} ` +
+        'until it answers again',
     )
+    // The calls still waiting on this node wait on a connection that failed: they fall back now, not one by one.
+    this.deadlines.failAll(error instanceof Error ? error : new Error(message(error)))
+    this.options.refresh()
+    return away
   }
 
   private recovered(): void {
-    if (this.outageSince === undefined) return
-    const lasted = Date.now() - this.outageSince
-    this.outageSince = undefined
-    this.lastError = undefined
-    this.options.onRecovery()
-    this.options.logger.info?.(`sluice: Redis answers again after ${lasted} ms; decisions come from Redis again`)
+    if (this.outage === undefined) return
+    const lasted = Math.round(performance.now() - this.outageSince)
+    this.outage = undefined
+    // The local counts were a stand-in for these keys; Redis answers for them again, and is the truth.
+    this.local?.clear()
+    this.options.onBack(this)
+    const { label, inCluster, logger } = this.options
+    logger.info?.(
+      inCluster
+        ? `sluice: the keys of ${label} are answered again after ${lasted} ms; decisions come from Redis again`
+        : `sluice: ${label} answers again after ${lasted} ms; decisions come from Redis again`,
+    )
   }
 }
 

@@ -1,2 +1,3 @@
 export type { FailurePolicy, Logger } from '@sluice/core'
+export { type RedisLeaseClient, RedisLeaseStore, type RedisLeaseStoreOptions } from './lease-store'
 export { RedisStore, type RedisStoreClient, type RedisStoreOptions } from './redis-store'

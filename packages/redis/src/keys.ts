@@ -11,7 +11,25 @@ const escapeChar = (char: string) => ESCAPES[char] as string
  * in the prefix (the rule name cannot hold them: core checks). Worked out once per rule, when a store binds it.
  */
 export function redisKeyPrefix(rule: CompiledRule): string {
-  return `${rule.prefix.replace(PREFIX_SPECIAL, escapeChar)}:${rule.name}:${rule.algorithmCode}:`
+  return `${escapePrefix(rule.prefix)}:${rule.name}:${rule.algorithmCode}:`
+}
+
+/** A key prefix with '%', '{', '}' and ':' escaped, so it can neither open a hash tag nor add a part to a key. */
+export function escapePrefix(prefix: string): string {
+  return prefix.replace(PREFIX_SPECIAL, escapeChar)
+}
+
+/** A caller's key with '%', '{' and '}' escaped, so it fits in a hash tag whole. */
+export function escapeKey(key: string): string {
+  return key.replace(KEY_SPECIAL, escapeChar)
+}
+
+/**
+ * What the block keys of a rule with a `block` start with: `prefix:name:block:`, escaped as `redisKeyPrefix`. A
+ * block key holds when the key's block ends; it shares its hash tag, and so its slot, with the key's counts.
+ */
+export function redisBlockKeyPrefix(rule: CompiledRule): string {
+  return `${rule.prefix.replace(PREFIX_SPECIAL, escapeChar)}:${rule.name}:block:`
 }
 
 /**
@@ -23,7 +41,7 @@ export function redisKeyPrefix(rule: CompiledRule): string {
  */
 export function redisKey(prefix: string, key: string): string {
   if (key.length > MAX_KEPT_KEY_LENGTH) return `${prefix}{%sha256:${longKeyDigest(key)}}`
-  return `${prefix}{${key.replace(KEY_SPECIAL, escapeChar)}}`
+  return `${prefix}{${escapeKey(key)}}`
 }
 
 /**

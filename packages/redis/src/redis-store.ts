@@ -17,18 +17,22 @@ import {
 } from '@sluice/core/store'
 import type { Redis } from 'ioredis'
 import { RedisBinding, type RedisShared } from './binding'
-import { Health } from './health'
+import { warnAboutClientOptions } from './client-options'
+import { BACKSTOP_TIMEOUTS } from './deadlines'
+import { KeyErrors } from './key-errors'
+import { type NodeMap, Nodes } from './nodes'
 import { Rejections } from './rejections'
 import { ScriptRunner } from './script-runner'
 
 /**
- * The part of an ioredis client the store uses. A `Redis` and a `Cluster` both fit; `isCluster` (which both
- * carry) tells the store to split stacked rules by slot.
+ * The part of an ioredis client the store uses. A `Redis` and a `Cluster` both fit: `isCluster` (which both carry)
+ * tells the store to split stacked rules by slot; a Cluster's `slots` map says which master serves a key, and
+ * `refreshSlotsCache` learns that map again after a master stopped answering. `options` are checked once.
  *
  * @example
  * const client: RedisStoreClient = new Cluster([{ host: '10.0.0.5', port: 7000 }])
  */
-export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'ping' | 'del'> & { readonly isCluster?: boolean }
+export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'del'> & NodeMap & { readonly options?: object }
 
 /**
  * Options of {@link RedisStore}.
@@ -37,18 +41,29 @@ export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'ping' | 'del'> 
  * const options: RedisStoreOptions = { client: new Redis(), timeout: 50, onError: 'closed' }
  */
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval`, `ping` and `del`). */
+  /**
+   * An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval` and `del`). The store warns once when
+   * its options let a call the store gave up on reach Redis later (see "Client options" in the README).
+   */
   client: RedisStoreClient
-  /** The longest a call may wait for Redis, in ms, before the failure policy answers. Default 100. */
+  /**
+   * How long, in ms, Redis may leave this instance's oldest call unanswered, while this instance is free to read,
+   * before its node is declared down and the failure policy answers. Default 100. Time this instance spends busy
+   * does not count, and while Redis keeps answering a burst, the burst's calls wait their turn; no call waits longer
+   * than 30 times `timeout` of this instance's idle time in all.
+   */
   timeout?: number
   /**
    * When Redis fails: `'local'` (default) decides from a per-instance MemoryStore with the same rules until Redis
    * answers again; `'open'` admits; `'closed'` throws `StoreUnavailableError` (the HTTP adapters answer 503).
    */
   onError?: FailurePolicy
-  /** Gets one warning per outage and (with an `info` method) one line per recovery. Default `console`. */
+  /**
+   * Gets one warning per outage of a node and (with an `info` method) one line per recovery, one error per key whose
+   * state the script cannot use, and one warning about risky client options. Default `console`.
+   */
   logger?: Logger
-  /** During an outage, how often one PING checks whether Redis is back, in ms. Default 250. */
+  /** During an outage, how often one probe (a small write in the slot that failed) asks whether Redis is back, in ms. Default 250. */
   probeIntervalMs?: number
   /** Rejected keys remembered for the local short-circuit; 0 turns it off. Default 10 000. */
   shortCircuitMaxKeys?: number
@@ -69,6 +84,9 @@ export interface ReplayOptions extends RedisStoreOptions {
 export function replayStore(options: ReplayOptions): RedisStore {
   return new RedisStore(options)
 }
+
+// Poisoned keys remembered as already logged.
+const LOGGED_KEY_ERRORS = 1000
 
 const MEANWHILE: { readonly [policy in FailurePolicy]: string } = {
   local: 'deciding from local memory',
@@ -107,14 +125,15 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     checkObject(options, 'options', 'with a client')
     const { client, timeout = 100, onError = 'local', logger = console, clock } = options as ReplayOptions
+    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
     if (
       client === null ||
       typeof client !== 'object' ||
-      !(['evalsha', 'eval', 'ping', 'del'] as const).every((method) => typeof client[method] === 'function')
+      !(['evalsha', 'eval', 'del'] as const).every((method) => typeof client[method] === 'function')
     ) {
       throw new InvalidOptionError(
         'client',
-        `must be an ioredis Redis or Cluster (with evalsha, eval, ping and del) (got ${describeValue(client)})`,
+        `must be an ioredis Redis or Cluster (with evalsha, eval and del) (got ${describeValue(client)})`,
       )
     }
     this.timeout = checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
@@ -127,41 +146,43 @@ export class RedisStore implements Store {
     })
     const localMaxKeys = checkWholeNumber(options.localMaxKeys ?? 100_000, 'localMaxKeys')
     checkFunction(clock, 'clock')
+    const checkedLogger = checkLogger(logger)
+    warnAboutClientOptions(client, this.timeout, checkedLogger)
     const now = clock === undefined ? () => Date.now() : () => Math.floor(clock())
-    const local = this.onError === 'local' ? new MemoryStore({ maxKeys: localMaxKeys, clock: now }) : undefined
+    const runner = new ScriptRunner(client, clock)
     this.shared = {
       client,
       cluster: client.isCluster === true,
       onError: this.onError,
-      runner: new ScriptRunner(client, clock),
-      health: new Health({
-        ping: () => client.ping(),
+      runner,
+      nodes: new Nodes(client, {
         timeoutMs: this.timeout,
+        backstopMs: BACKSTOP_TIMEOUTS * this.timeout,
         probeIntervalMs,
-        logger: checkLogger(logger),
+        logger: checkedLogger,
         meanwhile: MEANWHILE[this.onError],
-        // The local counts were a stand-in; Redis is the truth again, and the next outage starts afresh.
-        onRecovery: () => local?.clear(),
+        probe: (key) => runner.probe(key),
+        newLocal: this.onError === 'local' ? () => new MemoryStore({ maxKeys: localMaxKeys, clock: now }) : undefined,
       }),
       rejections: new Rejections(shortCircuitMaxKeys, now),
-      local,
+      keyErrors: new KeyErrors(checkedLogger, LOGGED_KEY_ERRORS),
       now,
       closed: false,
     }
   }
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
-    this.keySpaces.claim(rules, options.logger ?? console)
+    this.keySpaces.claim(rules, options)
     return new RedisBinding(rules, this.shared)
   }
 
   /**
-   * Forgets the short-circuit and the local fallback state. The client is yours: quit it yourself. The store's only
-   * timer, for the calls' deadlines, is unref'd and stops on its own once no call is waiting.
+   * Forgets the short-circuit and the local fallback state; calls made after it throw. The client is yours: quit it yourself. The store's timers,
+   * one per node for the calls' deadlines, are unref'd and stop on their own once no call is waiting.
    */
   close(): void {
     this.shared.closed = true
     this.shared.rejections.clear()
-    this.shared.local?.clear()
+    for (const node of this.shared.nodes.all()) node.clearLocal()
   }
 }

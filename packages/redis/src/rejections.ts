@@ -8,6 +8,11 @@ interface Rejection {
   /** Local time of the reply. */
   readonly at: number
   readonly outcomes: readonly Outcome[]
+  /**
+   * The binding whose rules rejected: a limiter with other limits (a plan) on the same keys may well admit, so
+   * only the same binding takes the rejection as known.
+   */
+  readonly owner: object
 }
 
 /**
@@ -17,7 +22,7 @@ interface Rejection {
  *
  * @example
  * const rejections = new Rejections(10_000, () => Date.now())
- * const known = rejections.known(redisKey, cost) ?? rejections.remember(redisKey, cost, await askRedis())
+ * const known = rejections.known(redisKey, cost, binding) ?? rejections.remember(redisKey, cost, await askRedis(), binding)
  */
 export class Rejections {
   private readonly rejected = new Map<string, Rejection>()
@@ -28,7 +33,7 @@ export class Rejections {
   ) {}
 
   /** The outcomes of a rejection still running for these keys (joined) and a cost it covers, aged to now. */
-  known(keys: string, cost: number): readonly Outcome[] | undefined {
+  known(keys: string, cost: number, owner: object): readonly Outcome[] | undefined {
     // Most of the time nothing is rejected: then a key is not even hashed.
     if (this.rejected.size === 0) return undefined
     const known = this.rejected.get(keys)
@@ -38,7 +43,7 @@ export class Rejections {
       this.rejected.delete(keys)
       return undefined
     }
-    if (cost < known.cost) return undefined
+    if (cost < known.cost || known.owner !== owner) return undefined
     const elapsed = now - known.at
     return known.outcomes.map((outcome) => ({
       ...outcome,
@@ -48,7 +53,7 @@ export class Rejections {
   }
 
   /** Takes in Redis's answer for these keys and cost: a rejection is remembered; any answer replaces what was known. */
-  remember(keys: string, cost: number, outcomes: readonly Outcome[]): void {
+  remember(keys: string, cost: number, outcomes: readonly Outcome[], owner: object): void {
     if (this.maxKeys === 0) return
     let wait = 0
     for (const outcome of outcomes) if (!outcome.allowed) wait = Math.max(wait, outcome.retryAfterMs)
@@ -61,7 +66,7 @@ export class Rejections {
     }
     const now = this.now()
     // retryAfterMs is relative to the script's instant; counting it from the reply's arrival errs on the late side.
-    this.rejected.set(keys, { until: now + wait, cost, at: now, outcomes })
+    this.rejected.set(keys, { until: now + wait, cost, at: now, outcomes, owner })
   }
 
   /** Forgets a rejection, after its keys were refunded or reset. */

@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto'
+import blocks from './lua/blocks.lua'
+import calendar from './lua/calendar.lua'
+import calendarWindow from './lua/calendar-window.lua'
 import fixedWindow from './lua/fixed-window.lua'
 import leakyBucket from './lua/leaky-bucket.lua'
 import leakyQueue from './lua/leaky-queue.lua'
@@ -14,17 +17,28 @@ export interface Script {
   readonly sha: string
 }
 
-/**
- * Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them:
- * the Lua function that runs it (its file's name, `-` as `_`) and its file, beside the TypeScript of that name.
- */
-export const ALGORITHM_SOURCES: { readonly [code: string]: { readonly name: string; readonly source: string } } = {
-  fw: { name: 'fixed_window', source: fixedWindow },
-  sl: { name: 'sliding_log', source: slidingLog },
-  sw: { name: 'sliding_window', source: slidingWindow },
-  tb: { name: 'token_bucket', source: tokenBucket },
-  lb: { name: 'leaky_bucket', source: leakyBucket },
-  lq: { name: 'leaky_queue', source: leakyQueue },
+/** One algorithm's Lua: see {@link ALGORITHM_SOURCES}. */
+export interface AlgorithmSource {
+  /** The Lua function that runs it: its file's name, `-` as `_`. */
+  readonly name: string
+  /** Its file, beside the TypeScript algorithm of that name. */
+  readonly source: string
+  /** A helper file it needs before it (the calendar window: calendar.lua). */
+  readonly helper?: string
+  /** How many numbers each call sends for a rule beyond its parameters: a calendar window's period boundaries. */
+  readonly boundaries: number
+}
+
+/** Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them. */
+export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
+  fw: { name: 'fixed_window', source: fixedWindow, boundaries: 0 },
+  sl: { name: 'sliding_log', source: slidingLog, boundaries: 0 },
+  sw: { name: 'sliding_window', source: slidingWindow, boundaries: 0 },
+  tb: { name: 'token_bucket', source: tokenBucket, boundaries: 0 },
+  lb: { name: 'leaky_bucket', source: leakyBucket, boundaries: 0 },
+  lq: { name: 'leaky_queue', source: leakyQueue, boundaries: 0 },
+  // A calendar window's boundaries: calendar.ts's boundariesAround, four of them.
+  cw: { name: 'calendar_window', source: calendarWindow, helper: calendar, boundaries: 4 },
 }
 
 /**
@@ -41,12 +55,13 @@ export function scriptFor(codes: readonly string[]): Script {
   if (used.length === 0 || used.length !== new Set(codes).size) {
     throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
   }
-  const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as { name: string; source: string })
-  const table = algorithms.map(
-    ({ name }, i) =>
-      `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode },`,
-  )
-  const source = [math, ...algorithms.map((a) => a.source), ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
+  const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as AlgorithmSource)
+  const table = algorithms.map(({ name, boundaries }, i) => {
+    const outside = boundaries > 0 ? `, outside = ${name}_outside` : ''
+    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode, boundaries = ${boundaries}${outside} },`
+  })
+  const sources = algorithms.flatMap((a) => (a.helper === undefined ? [a.source] : [a.helper, a.source]))
+  const source = [math, blocks, ...sources, ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
     .map((part) => part.trimEnd())
     .join('\n\n')
   return { source, sha: createHash('sha1').update(source).digest('hex') }

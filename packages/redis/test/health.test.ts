@@ -1,17 +1,25 @@
 import { StoreUnavailableError } from '@sluice/core/store'
 import Redis from 'ioredis'
 import { type RedisServer, startRedis } from '../../../scripts/redis-server'
-import { AWAY, Health } from '../src/health'
+import { Away, NodeHealth } from '../src/health'
+import { ScriptRunner } from '../src/script-runner'
 
 let server: RedisServer
 let client: Redis
 
 beforeAll(async () => {
   server = await startRedis()
-  // A short, steady reconnect delay, so the test sees Redis come back soon after it does.
-  client = new Redis({ host: server.host, port: server.port, retryStrategy: () => 20 })
+  // No offline queue, no resend: what the store recommends. A short, steady reconnect delay, so the test sees Redis
+  // come back soon after it does.
+  client = new Redis({
+    host: server.host,
+    port: server.port,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    retryStrategy: () => 20,
+  })
   client.on('error', () => {}) // connection errors while the server is down are expected here
-  await client.ping()
+  await new Promise((resolve) => client.once('ready', resolve))
 })
 
 afterAll(async () => {
@@ -19,67 +27,109 @@ afterAll(async () => {
   await server?.stop()
 })
 
-function recordingHealth(withInfo = true) {
-  const log = { warnings: [] as string[], infos: [] as string[], recoveries: 0 }
+function recordingNode(withInfo = true) {
+  const log = { warnings: [] as string[], infos: [] as string[], refreshes: 0, away: 0, back: 0 }
   const logger = { warn: (m: string) => log.warnings.push(m), error: () => {} }
-  const health = new Health({
-    ping: () => client.ping(),
+  const runner = new ScriptRunner(client, undefined)
+  const node = new NodeHealth({
+    label: 'Redis',
+    inCluster: false,
     timeoutMs: 100,
+    backstopMs: 3000,
     probeIntervalMs: 50,
     logger: withInfo ? { ...logger, info: (m: string) => log.infos.push(m) } : logger,
     meanwhile: 'admitting every request',
-    onRecovery: () => log.recoveries++,
+    probe: (key) => runner.probe(key),
+    refresh: () => log.refreshes++,
+    newLocal: undefined,
+    onAway: () => log.away++,
+    onBack: () => log.back++,
   })
-  return { health, log }
+  return { node, log }
 }
 
-/** Calls `health.call` every 20 ms until Redis does the work, within `withinMs`. */
-async function untilAnswered(health: Health, withinMs: number): Promise<unknown> {
+const KEY = 'sluice:default:sw:{health}'
+
+/** Calls the node every 20 ms until Redis does the work, within `withinMs`. */
+async function untilAnswered(node: NodeHealth, withinMs: number): Promise<unknown> {
   const deadline = Date.now() + withinMs
   for (;;) {
-    const reply = await health.call(() => client.ping())
-    if (reply !== AWAY || Date.now() > deadline) return reply
+    const reply = await node.call(KEY, () => client.ping())
+    if (!(reply instanceof Away) || Date.now() > deadline) return reply
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
 
-test('an outage is logged once, sends nothing to Redis while it lasts, and ends, logged once, when Redis is back', async () => {
-  const { health, log } = recordingHealth()
-  expect(await health.call(() => client.ping())).toBe('PONG')
+test('an outage is logged once, sends nothing to Redis while it lasts, and ends, logged once, when a probe is answered', async () => {
+  const { node, log } = recordingNode()
+  expect(await node.call(KEY, () => client.ping())).toBe('PONG')
 
   await server.kill()
-  expect(await health.call(() => client.ping())).toBe(AWAY)
+  expect(await node.call(KEY, () => client.ping())).toBeInstanceOf(Away)
   let sent = 0
   for (let i = 0; i < 20; i++) {
-    const reply = await health.call(() => {
+    const reply = await node.call(KEY, () => {
       sent++
       return client.ping()
     })
-    expect(reply).toBe(AWAY)
+    expect(reply).toBeInstanceOf(Away)
   }
   expect(sent).toBe(0)
   expect(log.warnings).toHaveLength(1)
   expect(log.warnings[0]).toMatch(
     /^sluice: Redis is unavailable \(.+\); admitting every request until it answers again$/,
   )
-  const unavailable = health.unavailable()
+  expect([log.away, log.refreshes]).toEqual([1, 1])
+  const away = (await node.call(KEY, () => client.ping())) as Away
+  const unavailable = node.unavailable(away)
   expect(unavailable).toBeInstanceOf(StoreUnavailableError)
   expect(unavailable.cause).toBeInstanceOf(Error)
 
   await server.restart()
-  // The probe PINGs at most every 50 ms while calls come in; a few seconds covers ioredis's reconnection.
-  expect(await untilAnswered(health, 10_000)).toBe('PONG')
-  expect(log.recoveries).toBe(1)
+  // The probe writes at most every 50 ms while calls come in; a few seconds covers ioredis's reconnection.
+  expect(await untilAnswered(node, 10_000)).toBe('PONG')
+  expect(log.back).toBe(1)
   expect(log.infos).toHaveLength(1)
   expect(log.infos[0]).toMatch(/^sluice: Redis answers again after \d+ ms/)
   expect(log.warnings).toHaveLength(1)
+  // The probe wrote in the slot that failed, on a key of its own that expires at once.
+  const probes = await client.keys('sluice:probe:*')
+  expect(probes).toEqual(['sluice:probe:{health}'])
+  expect(await client.pttl('sluice:probe:{health}')).toBeLessThanOrEqual(1000)
 })
 
-test('a call that Redis answers with an error starts an outage too, and a logger without info() is fine', async () => {
-  const { health, log } = recordingHealth(false)
-  expect(await health.call(() => client.call('NO-SUCH-COMMAND'))).toBe(AWAY)
+test('an error Redis answers for the whole node (here, a command it refuses) starts an outage, and a logger without info() is fine', async () => {
+  const { node, log } = recordingNode(false)
+  expect(await node.call(KEY, () => client.call('NO-SUCH-COMMAND'))).toBeInstanceOf(Away)
   expect(log.warnings[0]).toMatch(/unknown command/i)
   // Redis itself is fine: the next probe ends the outage.
-  expect(await untilAnswered(health, 5000)).toBe('PONG')
-  expect(log.recoveries).toBe(1)
+  expect(await untilAnswered(node, 5000)).toBe('PONG')
+  expect(log.back).toBe(1)
+})
+
+test('a key error is the caller’s: no outage, nothing logged here', async () => {
+  const { node, log } = recordingNode()
+  await client.lpush('a-list', 'x')
+  await expect(node.call(KEY, () => client.get('a-list'))).rejects.toThrow(/WRONGTYPE/)
+  expect(await node.call(KEY, () => client.ping())).toBe('PONG')
+  expect([log.warnings, log.away]).toEqual([[], 0])
+})
+
+test('a slot condition (TRYAGAIN) falls back for that call alone: no outage', async () => {
+  const { node, log } = recordingNode()
+  const tryAgain = () => Promise.reject(new Error('Too many Cluster redirections. Last error: ReplyError: TRYAGAIN x'))
+  const answer = await node.call(KEY, tryAgain)
+  expect(answer).toBeInstanceOf(Away)
+  expect(await node.call(KEY, () => client.ping())).toBe('PONG')
+  expect([log.warnings, log.away]).toEqual([[], 0])
+})
+
+test('when the node is declared down, the calls still waiting on it fall back at once, with its cause', async () => {
+  const { node } = recordingNode()
+  const first = node.call(KEY, () => Promise.reject(new Error('connect ECONNREFUSED'))) // concerns the node
+  const waiting = node.call(KEY, () => client.ping()) // sent, its reply not read yet
+  expect(await first).toBeInstanceOf(Away)
+  const fellBack = await waiting
+  expect(fellBack).toBeInstanceOf(Away)
+  expect(((fellBack as Away).cause as Error).message).toBe('connect ECONNREFUSED') // not a timeout of its own
 })

@@ -55,14 +55,33 @@ test('peek charges nothing, refund gives back, and a wait that never ends comes 
   expect(neverFits?.retryAfterMs).toBe(Number.POSITIVE_INFINITY)
 })
 
-test('a Redis error other than NOSCRIPT is the caller’s, not retried as a reload', async () => {
+test('a key the script cannot use is a SLUICEKEY error naming its rule, not retried as a reload', async () => {
   const runner = new ScriptRunner(client, undefined)
   const key = redisKeyOf(rule(3), 'a-hash')
-  await client.hset(key, 'field', 'value') // GET on a hash: WRONGTYPE inside the script
+  await client.hset(key, 'field', 'value') // GET on a hash: WRONGTYPE, caught inside the script
   await runner.run(planFor([rule(3)]), [redisKeyOf(rule(3), 'loaded')], 1, 'peek')
   await client.config('RESETSTAT')
-  await expect(runner.run(planFor([rule(3)]), [key], 1, 'charge')).rejects.toThrow(/WRONGTYPE/)
+  await expect(runner.run(planFor([rule(3)]), [key], 1, 'charge')).rejects.toThrow(/^SLUICEKEY 1 holds a hash$/)
   expect(await calls('eval')).toBe(0)
+  expect(await client.type(key)).toBe('hash')
+})
+
+test('NOSCRIPT wrapped by ioredis Cluster in "Too many Cluster redirections" reloads the script too', async () => {
+  // ioredis Cluster reports the error a command ended on after its retries as "Too many Cluster redirections. Last
+  // error: ReplyError: NOSCRIPT ..." (a TRYAGAIN loop during a slot migration that ends on a node without the script).
+  const wrapping = {
+    evalsha: (...args: Parameters<Redis['evalsha']>) =>
+      client.evalsha(...args).catch((error: Error) => {
+        throw new Error(`Too many Cluster redirections. Last error: ReplyError: ${error.message}`)
+      }),
+    eval: (...args: Parameters<Redis['eval']>) => client.eval(...args),
+  } as Pick<Redis, 'evalsha' | 'eval'>
+  const runner = new ScriptRunner(wrapping, undefined)
+  let replied = 0
+  const outcomes = await runner.run(planFor([rule(3)]), [redisKeyOf(rule(3), 'wrapped')], 1, 'charge', () => replied++)
+  expect(outcomes[0]?.remaining).toBe(2)
+  expect(await calls('eval')).toBe(1)
+  expect(replied).toBe(1) // NOSCRIPT was a reply: the connection is alive
 })
 
 test('with a replay clock the script runs at the given time, not at Redis TIME', async () => {

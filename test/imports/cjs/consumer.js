@@ -6,6 +6,10 @@ const { rateLimit: expressRateLimit } = require('@sluice/express')
 const { rateLimit: koaRateLimit } = require('@sluice/koa')
 const { rateLimit: fastifyRateLimit } = require('@sluice/fastify')
 const fastifyDefault = require('@sluice/fastify').default
+const protect = ['express', 'koa', 'fastify'].flatMap((name) => {
+  const adapter = require(`@sluice/${name}`)
+  return [adapter.shedLoad, adapter.concurrencyLimit]
+})
 
 async function twice(url) {
   const statuses = []
@@ -23,6 +27,7 @@ async function main() {
     // The store authors' entry shares its classes with the main one, so `instanceof` holds across the two.
     storeEntryShared:
       require('@sluice/core/store').StoreUnavailableError === require('@sluice/core').StoreUnavailableError,
+    protectExports: protect.every((f) => typeof f === 'function'),
   }
 
   const expressApp = express()

@@ -2,9 +2,17 @@
 import { createServer } from 'node:http'
 import { StoreUnavailableError } from '@sluice/core'
 import { StoreUnavailableError as StoreEntryUnavailableError } from '@sluice/core/store'
-import { rateLimit as expressRateLimit } from '@sluice/express'
-import fastifyDefault, { rateLimit as fastifyRateLimit } from '@sluice/fastify'
-import { rateLimit as koaRateLimit } from '@sluice/koa'
+import {
+  concurrencyLimit as expressConcurrency,
+  rateLimit as expressRateLimit,
+  shedLoad as expressShed,
+} from '@sluice/express'
+import fastifyDefault, {
+  concurrencyLimit as fastifyConcurrency,
+  rateLimit as fastifyRateLimit,
+  shedLoad as fastifyShed,
+} from '@sluice/fastify'
+import { concurrencyLimit as koaConcurrency, rateLimit as koaRateLimit, shedLoad as koaShed } from '@sluice/koa'
 import express from 'express'
 import Fastify from 'fastify'
 import Koa from 'koa'
@@ -23,6 +31,9 @@ const results = {
   fastifyDefaultIsPlugin: fastifyDefault === fastifyRateLimit,
   // The store authors' entry shares its classes with the main one, so `instanceof` holds across the two.
   storeEntryShared: StoreEntryUnavailableError === StoreUnavailableError,
+  protectExports: [expressShed, expressConcurrency, koaShed, koaConcurrency, fastifyShed, fastifyConcurrency].every(
+    (f) => typeof f === 'function',
+  ),
 }
 
 const expressApp = express()

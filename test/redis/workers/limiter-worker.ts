@@ -1,15 +1,22 @@
-// A separate Node process holding its own RedisStore, driven by the parent over IPC: the race and clock-skew
-// suites run several of these against one redis-server, as instances behind a load balancer would.
+// A separate Node process holding its own RedisStore, as instances behind a load balancer would: an Express server
+// with one rate limit per algorithm (the race suite sends it HTTP requests), and rounds driven over IPC (the clock-skew
+// suite). Several of these run against one redis-server.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { type AlgorithmName, createLimiter, type Limiter } from '@sluice/core'
+import { rateLimit } from '@sluice/express'
 import { RedisStore } from '@sluice/redis'
+import express from 'express'
 import Redis from 'ioredis'
+import { RECOMMENDED_REDIS_OPTIONS } from '../../../scripts/redis-clients'
+import { HTTP_ALGORITHMS, HTTP_LIMIT } from './http-routes'
 
 export type WorkerCommand =
   | { type: 'round'; algorithm: AlgorithmName; key: string; limit: number; window: string; requests: number }
   | { type: 'naive-round'; key: string; limit: number; requests: number }
   | { type: 'exit' }
 
-export type WorkerReply = { type: 'ready' } | { type: 'done'; admitted: number; clock: number }
+export type WorkerReply = { type: 'ready'; httpPort: number } | { type: 'done'; admitted: number; clock: number }
 
 // argv: the redis-server's port, and how far this process's own clock is shifted (the clock-skew suite); the
 // store must not care about the shift, since Redis keeps the time.
@@ -20,8 +27,30 @@ if (skewMs !== 0) {
   Date.now = () => realNow() + skewMs
 }
 
-const client = new Redis({ host: '127.0.0.1', port: Number(port) })
-const store = new RedisStore({ client, timeout: 5000 })
+// The client as the README recommends it; the store with its default options.
+const client = new Redis({ host: '127.0.0.1', port: Number(port), ...RECOMMENDED_REDIS_OPTIONS })
+const store = new RedisStore({ client })
+
+const app = express()
+// `?block=<ms>` holds this instance's event loop for that long once the request's own limiter call is on its way,
+// as a slow handler or a GC pause would while the rest of the burst waits for Redis.
+app.use((req, _res, next) => {
+  const blockMs = Number(req.query['block'] ?? 0)
+  next()
+  const until = performance.now() + blockMs
+  while (performance.now() < until) {}
+})
+for (const algorithm of HTTP_ALGORITHMS) {
+  app.get(
+    `/${algorithm}`,
+    rateLimit({ algorithm, limit: HTTP_LIMIT, window: '1h', store, key: (req) => String(req.query['key']) }),
+    (_req, res) => {
+      res.send('ok')
+    },
+  )
+}
+const server = createServer(app)
+
 // One limiter per configuration, as a service builds its limiters once: rounds differ by key.
 const limiters = new Map<string, Limiter>()
 
@@ -33,6 +62,7 @@ process.on('message', async (command: WorkerCommand) => {
   if (command.type === 'exit') {
     store.close()
     client.disconnect()
+    server.close()
     process.disconnect()
     return
   }
@@ -63,4 +93,6 @@ process.on('message', async (command: WorkerCommand) => {
   send({ type: 'done', admitted, clock: Date.now() })
 })
 
-client.once('ready', () => send({ type: 'ready' }))
+client.once('ready', () => {
+  server.listen(0, '127.0.0.1', () => send({ type: 'ready', httpPort: (server.address() as AddressInfo).port }))
+})

@@ -1,3 +1,4 @@
+import { calendarWindow, calendarWindowRefund } from './calendar-window'
 import { fixedWindow, fixedWindowRefund } from './fixed-window'
 import { leakyBucket, leakyBucketRefund } from './leaky-bucket'
 import { leakyQueue, leakyQueueRefund } from './leaky-queue'
@@ -6,6 +7,7 @@ import { slidingWindow, slidingWindowRefund } from './sliding-window'
 import { tokenBucket, tokenBucketRefund } from './token-bucket'
 import type { Algorithm, AlgorithmName, Refund, StoreAlgorithmName } from './types'
 
+export type { CalendarWindowState } from './calendar-window'
 export type { FixedWindowState } from './fixed-window'
 export type { LeakyBucketState } from './leaky-bucket'
 export type { LeakyQueueState } from './leaky-queue'
@@ -14,6 +16,8 @@ export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
 export type { Algorithm, AlgorithmName, AlgorithmParams, Refund, Step, StoreAlgorithmName } from './types'
 export {
+  calendarWindow,
+  calendarWindowRefund,
   fixedWindow,
   fixedWindowRefund,
   leakyBucket,
@@ -41,6 +45,7 @@ export const algorithms: { readonly [name in StoreAlgorithmName]: Algorithm<unkn
   'token-bucket': tokenBucket as Algorithm<unknown>,
   'leaky-bucket': leakyBucket as Algorithm<unknown>,
   'leaky-queue': leakyQueue as Algorithm<unknown>,
+  'calendar-window': calendarWindow as Algorithm<unknown>,
 }
 
 /**
@@ -70,4 +75,5 @@ export const refunds: { readonly [name in StoreAlgorithmName]: Refund<unknown> }
   'token-bucket': tokenBucketRefund as Refund<unknown>,
   'leaky-bucket': leakyBucketRefund as Refund<unknown>,
   'leaky-queue': leakyQueueRefund as Refund<unknown>,
+  'calendar-window': calendarWindowRefund as Refund<unknown>,
 }

@@ -1,3 +1,5 @@
+import type { CalendarPeriod } from '../calendar'
+
 /**
  * The algorithms a rule can use.
  *
@@ -7,12 +9,13 @@
 export type AlgorithmName = 'fixed-window' | 'sliding-log' | 'sliding-window' | 'token-bucket' | 'leaky-bucket'
 
 /**
- * The algorithms a store runs: the five public ones, and the leaky bucket as a queue behind `schedule`.
+ * The algorithms a store runs: the five public ones, the leaky bucket as a queue behind `schedule`, and the
+ * calendar window of a rule with a `period` (a quota).
  *
  * @example
  * const names: StoreAlgorithmName[] = ['leaky-bucket', 'leaky-queue']
  */
-export type StoreAlgorithmName = AlgorithmName | 'leaky-queue'
+export type StoreAlgorithmName = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
 /**
  * The parameters an algorithm reads: the part of a compiled rule that decides admissions.
@@ -31,6 +34,8 @@ export interface AlgorithmParams {
   readonly rateNumerator: number
   /** Bucket units per token. */
   readonly rateDenominator: number
+  /** A quota's calendar period (the `'calendar-window'` algorithm); undefined for every other algorithm. */
+  readonly calendar?: CalendarPeriod | undefined
 }
 
 /**

@@ -10,6 +10,10 @@ import type { Decision, RuleDecision } from '../limiter'
  * - `'legacy'`: `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` as a Unix time in seconds,
  *   as GitHub sends it (some services send seconds-from-now in that field instead).
  *
+ * With several rules, the single-policy fields of `'draft-7'`, `'draft-6'` and `'legacy'` show the binding rule
+ * (the one with the fewest remaining, or the longest wait); `RateLimit-Policy` lists every rule's limit and window
+ * (`100;w=60, 500000;w=86400`), one item per distinct limit, as those drafts require.
+ *
  * @example
  * const mode: HeaderMode = 'draft-7'
  */
@@ -69,6 +73,15 @@ export function headerModes(value: unknown, option = 'headers'): readonly Header
   return modes as HeaderMode[]
 }
 
+/**
+ * The header of every refusal Sluice writes (429, 503, 413): RFC 6585 s4 and RFC 9111 s5.2.2.5, a refusal describes
+ * this moment, so no cache may store and replay it.
+ *
+ * @example
+ * res.setHeader(...NO_STORE)
+ */
+export const NO_STORE = ['Cache-Control', 'no-store'] as const
+
 /** Whole seconds, rounded up, so a client that waits that long is never early. */
 export function ceilSeconds(ms: number): number {
   return Math.ceil(ms / 1000)
@@ -81,7 +94,7 @@ export function ceilSeconds(ms: number): number {
  * @example
  * retryAfterSeconds({ ...decision, retryAfterMs: 1200 }) // 2
  */
-export function retryAfterSeconds(decision: RuleDecision): number {
+export function retryAfterSeconds(decision: Pick<RuleDecision, 'retryAfterMs'>): number {
   return Math.max(1, ceilSeconds(decision.retryAfterMs))
 }
 
@@ -101,6 +114,30 @@ function resetSeconds(rule: RuleDecision): number {
 
 function windowSeconds(rule: RuleDecision): number {
   return Math.max(1, ceilSeconds(rule.windowMs))
+}
+
+/**
+ * `RateLimit-Policy` of drafts 6 and 7: a list with one item per rule (`100;w=60, 500000;w=86400`), in the order of
+ * the rules. Those drafts forbid two items with the same limit ("quota units"), and name none, so of the rules that
+ * share a limit only one is listed: the binding rule, whose numbers `RateLimit` (or `RateLimit-Limit`) shows, or else
+ * the first.
+ */
+function draftPolicies(decision: Decision): string {
+  const rules = decision.rules ?? [decision]
+  const items: string[] = []
+  const listed = new Set<number>()
+  for (const rule of rules) {
+    if (listed.has(rule.limit)) continue
+    const shown = rule.limit === decision.limit ? decision : rule
+    listed.add(rule.limit)
+    items.push(`${shown.limit};w=${windowSeconds(shown)}`)
+  }
+  return items.join(', ')
+}
+
+/** A single rule's drafts policy is constant; stacked rules are listed as {@link draftPolicies} says. */
+function draftList(decision: Decision, policy: RulePolicy): string {
+  return decision.rules === undefined || decision.rules.length === 1 ? policy.draft : draftPolicies(decision)
 }
 
 /**
@@ -136,7 +173,7 @@ export function headerWriter(modes: readonly HeaderMode[]): (decision: Decision,
         }
         case 'draft-7': {
           const policy = policies.of(decision)
-          headers.push(['RateLimit-Policy', policy.draft])
+          headers.push(['RateLimit-Policy', draftList(decision, policy)])
           headers.push([
             'RateLimit',
             `limit=${policy.limit}, remaining=${decision.remaining}, reset=${resetSeconds(decision)}`,
@@ -145,7 +182,7 @@ export function headerWriter(modes: readonly HeaderMode[]): (decision: Decision,
         }
         case 'draft-6': {
           const policy = policies.of(decision)
-          headers.push(['RateLimit-Policy', policy.draft])
+          headers.push(['RateLimit-Policy', draftList(decision, policy)])
           headers.push(['RateLimit-Limit', policy.limitText])
           headers.push(['RateLimit-Remaining', String(decision.remaining)])
           headers.push(['RateLimit-Reset', String(resetSeconds(decision))])

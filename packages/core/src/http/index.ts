@@ -1,14 +1,18 @@
+export { type RateLimitHandle, rateLimitHandle } from './handle'
 export {
   type HeaderList,
   type HeaderMode,
   type HeadersOption,
   headerModes,
   headerWriter,
+  NO_STORE,
   rateLimitHeaders,
   retryAfterSeconds,
 } from './headers'
 export { ipKey } from './ip'
+export { type AddressList, compileAddressList } from './ip-list'
 export type { RequestFacts } from './keys'
+export type { AddressListOption } from './lists'
 export type {
   HttpAdapter,
   HttpLimitOptions,
@@ -16,5 +20,6 @@ export type {
   KeyFunction,
   ResponseEvents,
 } from './options'
+export type { RequestLimit, RequestWindow } from './plans'
 export { createHttpPolicy, type HttpPolicy } from './policy'
 export { type HttpVerdict, JSON_CONTENT_TYPE, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'

@@ -1,6 +1,6 @@
 import { isCost } from '../checks'
 import { describe } from '../errors'
-import { ipKey } from './ip'
+import { ipKeyFor } from './ip'
 import type { HttpSettings } from './options'
 
 /**
@@ -33,6 +33,7 @@ export function keysOf<Req, Res>(
 ): (req: Req, facts: RequestFacts) => string[] | Promise<string[]> {
   const { ruleKeys, ruleKeyOptions, ipv6Subnet, logger } = settings
   const usesIp = ruleKeys.some((ruleKey) => ruleKey === undefined)
+  const clientKey = ipKeyFor(ipv6Subnet, logger)
   let warned = false
 
   const checked = (values: readonly unknown[]): string[] => {
@@ -57,7 +58,7 @@ export function keysOf<Req, Res>(
     const keys: unknown[] = []
     let pending = false
     for (const ruleKey of ruleKeys) {
-      const key = ruleKey === undefined ? ipKey(facts.ip, ipv6Subnet) : ruleKey(req)
+      const key = ruleKey === undefined ? clientKey(facts.ip) : ruleKey(req)
       // The IP key never costs a promise; only an asynchronous key function (or a wrong answer, checked below) does.
       if (typeof key !== 'string') pending = true
       keys.push(key)

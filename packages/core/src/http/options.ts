@@ -1,11 +1,15 @@
 import { checkFunction, checkObject, checkOneOf, isCost } from '../checks'
+import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter'
 import { checkLogger, type Logger } from '../logger'
 import type { RuleOptions } from '../rules'
 import type { FailurePolicy, Store } from '../store'
+import type { RuleLimits } from '../variants'
 import { type HeaderMode, type HeadersOption, headerModes } from './headers'
 import { checkIpv6Subnet } from './ip'
+import { type AddressCheck, type AddressListOption, addressCheck } from './lists'
+import { limitsOf, type RequestLimit, type RequestWindow, type RulePlans, takePlans } from './plans'
 
 /**
  * Derives a rate-limiting key (a user id, an API key, a tenant) from the framework's request.
@@ -21,8 +25,12 @@ export type KeyFunction<Req> = (req: Req) => string | Promise<string>
  * @example
  * const tenant: HttpRuleOptions<Request> = { name: 'tenant', limit: 2000, window: '1m', key: (req) => tenantOf(req) }
  */
-export interface HttpRuleOptions<Req> extends RuleOptions {
+export interface HttpRuleOptions<Req> extends Omit<RuleOptions, 'limit' | 'window'> {
   key?: KeyFunction<Req>
+  /** L (a bucket's capacity), or a function of the request returning it (or a promise of it), for plans. */
+  limit: number | RequestLimit<Req>
+  /** W, or a function of the request returning it (window algorithms only). */
+  window?: Duration | RequestWindow<Req>
 }
 
 /**
@@ -36,7 +44,25 @@ export interface HttpRuleOptions<Req> extends RuleOptions {
  *   refund: (_req, res) => res.statusCode >= 500,
  * }
  */
-export interface HttpLimitOptions<Req, Res> extends Omit<LimiterOptions, 'rules' | 'cost' | 'store'> {
+export interface HttpLimitOptions<Req, Res>
+  extends Omit<LimiterOptions, 'rules' | 'cost' | 'store' | 'limit' | 'window'> {
+  /**
+   * L per window (a bucket's capacity), or a function of the request returning it (or a promise of it), for plans:
+   * a key whose limit changes keeps what it has used.
+   */
+  limit?: number | RequestLimit<Req>
+  /** W, or a function of the request returning it (window algorithms only). */
+  window?: Duration | RequestWindow<Req>
+  /**
+   * Addresses and CIDR blocks (IPv4 and IPv6), or a function of the request: these requests skip the limiter, neither
+   * counted nor given headers. Default: none.
+   */
+  allowList?: AddressListOption<Req>
+  /**
+   * Addresses and CIDR blocks, or a function of the request: these requests are answered 403
+   * `{"error":"forbidden"}` before anything else. Default: none.
+   */
+  denyList?: AddressListOption<Req>
   /** Stacked rules, each with its own `key`: a request must pass all of them and is charged to all or none. */
   rules?: readonly HttpRuleOptions<Req>[]
   /** Default: a new MemoryStore per `rateLimit`. A shared store needs a distinct `prefix` or `name` per limiter. */
@@ -94,6 +120,10 @@ export interface HttpSettings<Req, Res> {
   /** Per rule, the key function, or undefined for the client IP; and the option that gave it, for its errors. */
   readonly ruleKeys: readonly (KeyFunction<Req> | undefined)[]
   readonly ruleKeyOptions: readonly string[]
+  /** The limits of a request whose rules have `limit` or `window` functions; undefined when none has. */
+  readonly limitsOf: ((req: Req) => RuleLimits[] | Promise<RuleLimits[]>) | undefined
+  readonly allowList: AddressCheck<Req> | undefined
+  readonly denyList: AddressCheck<Req> | undefined
   readonly cost: number | ((req: Req) => number | Promise<number>)
   readonly skip: ((req: Req) => boolean | Promise<boolean>) | undefined
   readonly refund: ((req: Req, res: Res) => boolean | Promise<boolean>) | undefined
@@ -113,6 +143,9 @@ const KNOWN_OPTIONS: { readonly [option in keyof HttpLimitOptions<unknown, unkno
   window: true,
   rate: true,
   name: true,
+  period: true,
+  timeZone: true,
+  block: true,
   rules: true,
   store: true,
   prefix: true,
@@ -126,6 +159,8 @@ const KNOWN_OPTIONS: { readonly [option in keyof HttpLimitOptions<unknown, unkno
   onError: true,
   logger: true,
   clock: true,
+  allowList: true,
+  denyList: true,
 }
 
 // The names other rate limiters (or earlier Sluice) use, so a migration mistake gets a pointer, not a silent default.
@@ -140,7 +175,18 @@ const RENAMED: Readonly<Record<string, string>> = {
   onStoreError: 'onError',
 }
 
-const LIMITER_OPTIONS = ['algorithm', 'limit', 'window', 'rate', 'name', 'store', 'prefix'] as const
+const LIMITER_OPTIONS = [
+  'algorithm',
+  'limit',
+  'window',
+  'rate',
+  'name',
+  'period',
+  'timeZone',
+  'block',
+  'store',
+  'prefix',
+] as const
 
 /**
  * Validates the options of one `rateLimit` into frozen settings, and builds its limiter. Invalid options throw an
@@ -179,17 +225,27 @@ export function httpSettings<Req, Res>(
   }
   let ruleKeys = [key]
   let ruleKeyOptions = ['key']
+  let plans: RulePlans<Req>
   if (options.rules !== undefined) {
     if (!Array.isArray(options.rules)) {
       throw new InvalidOptionError('rules', `must be a non-empty array of rules (got ${describe(options.rules)})`)
     }
     ruleKeys = options.rules.map((rule, i) => checkFunction<KeyFunction<Req>>(rule?.key, `rules[${i}].key`) ?? key)
     ruleKeyOptions = options.rules.map((rule, i) => (rule?.key === undefined ? 'key' : `rules[${i}].key`))
-    limiterOptions.rules = options.rules.map((rule) => {
+    const taken = takePlans<Req, HttpRuleOptions<Req>>(
+      options.rules,
+      options.rules.map((_, i) => `rules[${i}]`),
+    )
+    plans = taken.plans
+    limiterOptions.rules = taken.rules.map((rule) => {
       if (rule === null || typeof rule !== 'object') return rule
       const { key: _key, ...ruleOptions } = rule
-      return ruleOptions
+      return ruleOptions as RuleOptions
     })
+  } else {
+    const taken = takePlans<Req, LimiterOptions>([limiterOptions], [''])
+    Object.assign(limiterOptions, taken.rules[0])
+    plans = taken.plans
   }
   // Everything is checked before the limiter binds its store, so a mistake leaves nothing bound.
   const checked = {
@@ -199,10 +255,14 @@ export function httpSettings<Req, Res>(
     clock: checkFunction<() => number>(options.clock, 'clock') ?? Date.now,
     headerModes: headerModes(options.headers),
     ipv6Subnet: checkIpv6Subnet(options.ipv6Subnet),
+    allowList: addressCheck<Req>(options.allowList, 'allowList'),
+    denyList: addressCheck<Req>(options.denyList, 'denyList'),
   }
+  const limiter = createLimiter(limiterOptions)
   return Object.freeze({
     ...checked,
-    limiter: createLimiter(limiterOptions),
+    limiter,
+    limitsOf: limitsOf(plans, limiter),
     ruleKeys,
     ruleKeyOptions,
     cost,

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision'
-import { type HeaderList, retryAfterSeconds } from './headers'
+import { type HeaderList, NO_STORE, retryAfterSeconds } from './headers'
 
 /**
  * The JSON body of a response the limiter wrote.
@@ -33,8 +33,8 @@ export type HttpVerdict =
     }
   | {
       readonly action: 'reject'
-      /** 'rate-limited' is the one a custom `onRejected` answers. */
-      readonly reason: 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable'
+      /** 'rate-limited' is the one a custom `onRejected` answers; 'forbidden' is the `denyList`'s. */
+      readonly reason: 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable' | 'forbidden'
       readonly status: number
       readonly decision: Decision | undefined
       readonly headers: HeaderList
@@ -49,8 +49,6 @@ export type HttpVerdict =
  * because waiting does not help.
  */
 const COST_EXCEEDS_CAPACITY_STATUS = 413
-
-const NO_STORE = ['Cache-Control', 'no-store'] as const
 
 /** The JSON of a 429 body up to its one varying number, so a rejection formats the number and nothing else. */
 const RATE_LIMITED_JSON = '{"error":"rate limit exceeded","retryAfter":'
@@ -84,6 +82,19 @@ export interface VerdictSettings {
   readonly statusCode: number
   readonly clock: () => number
 }
+/**
+ * A request on the `denyList`: 403, decided before the limiter, so without rate-limit headers. RFC 9111 s5.2.2.5:
+ * no-store, since a shared cache must not answer other clients with this client's refusal.
+ */
+export const FORBIDDEN: HttpVerdict = Object.freeze({
+  action: 'reject',
+  reason: 'forbidden',
+  status: 403,
+  decision: undefined,
+  headers: [NO_STORE],
+  body: { error: 'forbidden' },
+  json: '{"error":"forbidden"}',
+})
 
 /** The verdict on a decision: on with its headers, or the rejection the decision calls for. */
 export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings): HttpVerdict {

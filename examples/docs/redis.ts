@@ -1,0 +1,51 @@
+// The code of docs/redis.md: each region is a block of the doc, word for word (test/docs/code-blocks.test.ts), and
+// `npm run typecheck` compiles this file, so the doc's code always builds.
+import { createLimiter } from '@sluice/core'
+import { concurrencyLimit, rateLimit } from '@sluice/express'
+import { RedisLeaseStore, RedisStore } from '@sluice/redis'
+import type express from 'express'
+import Redis, { Cluster } from 'ioredis'
+
+export function standalone(app: express.Express): void {
+  // #region standalone
+  const client = new Redis({
+    host: '10.0.0.5',
+    retryStrategy: (times) => Math.min(times * 50, 500), // reconnect within half a second, not ioredis's 2 s
+    enableOfflineQueue: false, // while disconnected, fail at once rather than queue
+    autoResendUnfulfilledCommands: false, // never charge twice a request that was answered locally meanwhile
+  })
+  const store = new RedisStore({ client }) // timeout 100 ms, onError 'local'
+  app.use(rateLimit({ limit: 100, window: '1m', store }))
+  app.post('/login', rateLimit({ name: 'login', limit: 5, window: '15m', store }))
+  // #endregion standalone
+}
+
+export function cluster(): void {
+  // #region cluster
+  const store = new RedisStore({ client: new Cluster([{ host: '10.0.0.5', port: 7000 }]) })
+  const limiter = createLimiter({
+    store,
+    rules: [
+      { name: 'user', limit: 100, window: '1m' },
+      { name: 'tenant', limit: 2000, window: '1m' },
+    ],
+  })
+  // #endregion cluster
+  void limiter
+}
+
+export function policies(client: Redis): void {
+  // #region policies
+  const everyInstanceAlone = new RedisStore({ client }) // onError: 'local', the default
+  const admitEveryone = new RedisStore({ client, onError: 'open' })
+  const refuseWith503 = new RedisStore({ client, onError: 'closed', timeout: 50 })
+  // #endregion policies
+  void [everyInstanceAlone, admitEveryone, refuseWith503]
+}
+
+export function leases(app: express.Express, client: Redis): void {
+  // #region leases
+  const leases = new RedisLeaseStore({ client })
+  app.use('/export', concurrencyLimit({ limit: 2, lease: '30s', store: leases })) // 2 in flight per client, fleet-wide
+  // #endregion leases
+}

@@ -1,0 +1,34 @@
+export type { AdaptiveLimitOptions } from './adaptive-limit'
+export {
+  type ConcurrencyLimiter,
+  type ConcurrencyLimiterOptions,
+  createConcurrencyLimiter,
+  type Slot,
+} from './concurrency'
+export {
+  createConcurrencyPolicy,
+  type HttpConcurrencyOptions,
+  type HttpConcurrencyPolicy,
+} from './concurrency-policy'
+export { type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
+export {
+  acquireLeases,
+  type LeaseOutcome,
+  type LeaseScope,
+  type LeaseStore,
+  type LeaseTable,
+  MemoryLeaseStore,
+  type MemoryLeaseStoreOptions,
+} from './lease-table'
+export { PRIORITIES, type Priority } from './priority'
+export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from './shed-policy'
+export {
+  type AdmissionRequest,
+  createShedder,
+  type QueueOrder,
+  type Shedder,
+  type ShedderOptions,
+  type ShedReason,
+  type Ticket,
+} from './shedder'
+export { realTimers, type Timers } from './timers'

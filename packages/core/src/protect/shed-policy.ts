@@ -1,0 +1,123 @@
+import { channel } from 'node:diagnostics_channel'
+import { describe } from '../errors'
+import { NO_STORE, retryAfterSeconds } from '../http'
+import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
+import { checkObject, optionalFunction } from './options'
+import type { Priority } from './priority'
+import { createShedder, type Shedder, type ShedderOptions, type ShedReason, type Ticket } from './shedder'
+
+/**
+ * The options every adapter's `shedLoad` takes: the shedder's, and how to read a request's priority and tenant.
+ * `Req` is the framework's request (Koa: the context). The functions run in the earliest hook, before the body is
+ * read or the user authenticated, so they read what the request line and headers say.
+ *
+ * @example
+ * const options: HttpShedOptions<Request> = {
+ *   maxInFlight: 64,
+ *   priority: (req) => (req.path.startsWith('/checkout') ? 'critical' : req.get('x-prefetch') ? 'sheddable' : 'normal'),
+ *   tenant: (req) => req.get('x-tenant') ?? 'anonymous',
+ * }
+ */
+export interface HttpShedOptions<Req> extends ShedderOptions {
+  /** The request's priority. Default: every request `'normal'`. */
+  priority?: (req: Req) => Priority
+  /** Who the request is for; tenants share the slots fairly under contention. Default: one tenant for all. */
+  tenant?: (req: Req) => string
+  /** Requests for which it returns true bypass the shedder (a health check the load balancer must always get). */
+  skip?: (req: Req) => boolean
+}
+
+/**
+ * The shedding policy of one `shedLoad`, built once; `handle` runs per request.
+ *
+ * @example
+ * const policy: HttpShedPolicy<Request> = createShedPolicy({ maxInFlight: 64 })
+ * console.log(policy.shedder.inFlight)
+ */
+export interface HttpShedPolicy<Req> {
+  readonly shedder: Shedder
+  /** Admits (the slot is released when the response ends), or answers 503; may wait for a slot first. */
+  handle(req: Req, raw: ResponseLifecycle): ProtectVerdict | Promise<ProtectVerdict>
+}
+
+/**
+ * A shed request, published on the `sluice:shed` diagnostics channel (nothing is built when nobody subscribes).
+ *
+ * @example
+ * import { subscribe } from 'node:diagnostics_channel'
+ * subscribe('sluice:shed', (message) => metrics.increment(`shed.${(message as ShedEvent).reason}`))
+ */
+export interface ShedEvent {
+  readonly reason: ShedReason
+  readonly priority: Priority
+  readonly tenant: string
+  readonly waitedMs: number
+  readonly inFlight: number
+  readonly waiting: number
+}
+
+const shedChannel = channel('sluice:shed')
+// 503 and not 429: the service is overloaded, not this client over its limit (RFC 9110 s15.6.4).
+const OVERLOADED_STATUS = 503
+
+/**
+ * Builds the shedding policy the adapters share: the shedder, the request's priority and tenant, the 503 and the
+ * release of the slot when the response ends or the client goes away. Invalid options throw an
+ * `InvalidOptionError` naming the option.
+ *
+ * @example
+ * const policy = createShedPolicy<Request>({ maxInFlight: 64, queue: 128, maxWait: '2s' })
+ * const verdict = await policy.handle(req, res)
+ */
+export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPolicy<Req> {
+  checkObject(options, 'shedLoad')
+  const { priority, tenant, skip, ...shedderOptions } = options
+  optionalFunction(priority, 'priority')
+  optionalFunction(tenant, 'tenant')
+  optionalFunction(skip, 'skip')
+  const shedder = createShedder(shedderOptions as ShedderOptions)
+
+  const refuse = (ticket: Ticket): ProtectVerdict => {
+    if (ticket.state === 'shed' && shedChannel.hasSubscribers) {
+      const event: ShedEvent = {
+        reason: ticket.reason as ShedReason,
+        priority: ticket.priority,
+        tenant: ticket.tenant,
+        waitedMs: ticket.waitedMs,
+        inFlight: shedder.inFlight,
+        waiting: shedder.waiting,
+      }
+      shedChannel.publish(event)
+    }
+    const retryAfter = retryAfterSeconds(ticket)
+    return {
+      action: 'reject',
+      status: OVERLOADED_STATUS,
+      headers: [['Retry-After', String(retryAfter)], NO_STORE],
+      body: { error: 'overloaded', retryAfter },
+    }
+  }
+
+  return {
+    shedder,
+    handle(req, raw) {
+      if (skip?.(req) === true) return PASS
+      const request: { priority?: Priority; tenant?: string } = {}
+      if (priority !== undefined) request.priority = priority(req)
+      if (tenant !== undefined) {
+        const name = tenant(req)
+        if (typeof name !== 'string') {
+          throw new TypeError(`sluice: option "tenant" must return a string (got ${describe(name)})`)
+        }
+        request.tenant = name
+      }
+      const ticket = shedder.admit(request)
+      if (ticket.state === 'shed') return refuse(ticket)
+      // From here the request holds a place (a slot, or one in line): the end of the response gives it back.
+      releaseAtEnd(raw).set(() => ticket.release())
+      if (ticket.state === 'running') return PASS
+      // A client that went away while waiting has left the line; its refusal is never read.
+      return ticket.decided().then((decided) => (decided.state === 'running' ? PASS : refuse(decided)))
+    },
+  }
+}

@@ -1,0 +1,253 @@
+import type { AdaptiveLimit } from './adaptive-limit'
+import type { ControlledDelay } from './controlled-delay'
+import type { EventLoopDelay } from './event-loop-delay'
+import { CRITICAL, PRIORITIES, type Priority, rankOf } from './priority'
+import type { AdmissionRequest, Shedder, ShedReason, Ticket } from './shedder'
+import { NextTimer, type Timers } from './timers'
+import { type TenantQueue, type Waiter, WaitingLine } from './waiting-line'
+
+// The mean hold time weighs each new request by this (about the last 32 count).
+const HOLD_WEIGHT = 1 / 32
+
+/** The settled configuration of a shedder, built once by `createShedder`. */
+export interface ShedderSettings {
+  readonly maxInFlight: number
+  readonly queue: number
+  readonly maxWaitMs: number
+  readonly delay: ControlledDelay
+  readonly newestFirst: boolean
+  readonly retryAfterMs: number
+  readonly timers: Timers
+  readonly adaptive: AdaptiveLimit | undefined
+  readonly lag: { readonly signal: EventLoopDelay; readonly maxMs: number } | undefined
+}
+
+class ShedTicket implements Ticket, Waiter {
+  state: Ticket['state'] = 'waiting'
+  reason: ShedReason | undefined = undefined
+  retryAfterMs = 0
+  waitedMs = 0
+  startedAt = 0
+  queue: TenantQueue | undefined = undefined
+  older: Waiter | undefined = undefined
+  newer: Waiter | undefined = undefined
+
+  constructor(
+    private readonly shedder: ShedderCore,
+    readonly rank: number,
+    readonly tenant: string,
+    readonly arrivedAt: number,
+    readonly seq: number,
+    public onDecided: ((ticket: Ticket) => void) | undefined,
+  ) {}
+
+  get priority(): Priority {
+    return PRIORITIES[this.rank] as Priority
+  }
+
+  decided(): Promise<Ticket> {
+    if (this.state !== 'waiting') return Promise.resolve(this)
+    return new Promise((resolve) => {
+      const previous = this.onDecided
+      this.onDecided = (ticket) => {
+        previous?.(ticket)
+        resolve(ticket)
+      }
+    })
+  }
+
+  release(): void {
+    this.shedder.release(this)
+  }
+}
+
+/** The shedder itself; see `createShedder` for what it does, and each method for how. */
+export class ShedderCore implements Shedder {
+  private readonly line = new WaitingLine<ShedTicket>()
+  private readonly timer: NextTimer
+  private readonly runningByRank: number[] = PRIORITIES.map(() => 0)
+  /** When a request of each priority was last shed: less important work is refused for an interval after. */
+  private readonly shedAt: number[] = PRIORITIES.map(() => Number.NEGATIVE_INFINITY)
+  private running = 0
+  private seq = 0
+  private meanHoldMs = 0
+  private filling = false
+  private refill = false
+
+  constructor(private readonly settings: ShedderSettings) {
+    this.timer = new NextTimer(settings.timers, () => this.fill())
+  }
+
+  get inFlight(): number {
+    return this.running
+  }
+
+  get waiting(): number {
+    return this.line.length
+  }
+
+  get limit(): number {
+    return this.settings.adaptive?.limit ?? this.settings.maxInFlight
+  }
+
+  admit(request: AdmissionRequest = {}, onDecided?: (ticket: Ticket) => void): ShedTicket {
+    const { lag, timers } = this.settings
+    const rank = rankOf(request.priority ?? 'normal')
+    const now = timers.now()
+    const ticket = new ShedTicket(this, rank, request.tenant ?? '', now, this.seq++, onDecided)
+    if (rank !== CRITICAL && lag !== undefined && lag.signal.read(now) > lag.maxMs) {
+      return this.shed(ticket, 'event-loop', now)
+    }
+    if (this.outranked(rank, now)) return this.shed(ticket, 'overloaded', now)
+    if (this.running < this.limit && this.line.length === 0) {
+      this.start(ticket, now)
+      return ticket
+    }
+    this.settings.adaptive?.reached()
+    if (!this.makeRoom(ticket, now)) return this.shed(ticket, 'overloaded', now)
+    this.line.push(ticket, now)
+    this.fill()
+    return ticket
+  }
+
+  release(ticket: ShedTicket): void {
+    if (ticket.state === 'waiting') {
+      ticket.state = 'released'
+      this.line.remove(ticket)
+      ticket.onDecided?.(ticket)
+      this.fill()
+    } else if (ticket.state === 'running') {
+      ticket.state = 'released'
+      const heldMs = this.settings.timers.now() - ticket.startedAt
+      this.meanHoldMs = this.meanHoldMs === 0 ? heldMs : this.meanHoldMs + (heldMs - this.meanHoldMs) * HOLD_WEIGHT
+      this.settings.adaptive?.sample(heldMs)
+      this.running--
+      ;(this.runningByRank[ticket.rank] as number)--
+      this.line.finished(ticket.tenant)
+      // Nobody waits: nothing can expire or start, and the deadline timer is already off. The common case.
+      if (this.line.length > 0) this.fill()
+    }
+  }
+
+  /**
+   * Whether a more important priority was shed within the last interval: while it is, less important work is
+   * neither started nor queued, so that no normal request is shed while a sheddable one gets a slot.
+   */
+  private outranked(rank: number, now: number): boolean {
+    for (let r = 0; r < rank; r++) if (now < (this.shedAt[r] as number) + this.settings.delay.intervalMs) return true
+    return false
+  }
+
+  /** Whether the arrival may wait: room in the line, or a less important waiter to drop for it. */
+  private makeRoom(ticket: ShedTicket, now: number): boolean {
+    const { queue } = this.settings
+    if (this.line.length < queue) return true
+    const victim = this.line.victimFor(ticket.rank, ticket.tenant)
+    if (victim !== undefined) {
+      this.shed(victim, 'evicted', now)
+      return true
+    }
+    // Critical work is never shed while less important work runs: it waits for those slots, beyond the line.
+    const runningBelow = this.running - (this.runningByRank[CRITICAL] as number)
+    return ticket.rank === CRITICAL && (this.line.waitingByRank[CRITICAL] as number) < queue + runningBelow
+  }
+
+  /** Sheds expired waiters, starts waiters while there are slots, and sets the timer for the next deadline. */
+  private fill(): void {
+    // A waiter's callback may release or admit: that asks for another round, not a nested one.
+    if (this.filling) {
+      this.refill = true
+      return
+    }
+    this.filling = true
+    try {
+      do {
+        this.refill = false
+        const now = this.settings.timers.now()
+        this.expire(now)
+        while (this.running < this.limit && this.line.length > 0) {
+          const queue = this.line.nextQueue() as TenantQueue
+          if (this.outranked(queue.rank, now)) {
+            for (const waiter of this.line.atOrBelow(queue.rank)) this.shed(waiter, 'overloaded', now)
+            continue
+          }
+          const lifo = this.settings.newestFirst && this.settings.delay.standing(queue, now)
+          const next = (lifo ? queue.tail : queue.head) as ShedTicket
+          this.line.remove(next)
+          this.start(next, now)
+          next.onDecided?.(next)
+        }
+      } while (this.refill)
+      this.timer.schedule(this.nextDeadline(this.settings.timers.now()))
+    } finally {
+      this.filling = false
+    }
+  }
+
+  /**
+   * Sheds every waiter past its deadline, and with it every less important waiter (it would wait longer still).
+   * Deadlines are compared as the sums the timer was set for (arrival + bound), so the two agree to the last bit.
+   */
+  private expire(now: number): void {
+    const bound = this.standingBoundMs()
+    for (;;) {
+      const expired: ShedTicket[] = []
+      for (const queue of this.line.queues()) {
+        const head = queue.head as ShedTicket
+        if (now >= head.arrivedAt + this.waitLimitMs(queue, now, bound)) expired.push(head)
+      }
+      if (expired.length === 0) return
+      for (const head of expired) {
+        if (head.state !== 'waiting') continue
+        const reason = now >= head.arrivedAt + this.settings.maxWaitMs ? 'deadline' : 'standing-queue'
+        for (const below of this.line.atOrBelow(head.rank + 1)) this.shed(below, reason, now)
+        this.shed(head, reason, now)
+      }
+    }
+  }
+
+  /** The next instant a waiter expires, or a queue turns standing and shortens its waits. */
+  private nextDeadline(now: number): number {
+    const bound = this.standingBoundMs()
+    let at = Number.POSITIVE_INFINITY
+    for (const queue of this.line.queues()) {
+      at = Math.min(at, (queue.head as ShedTicket).arrivedAt + this.waitLimitMs(queue, now, bound))
+      if (queue.rank !== CRITICAL && !this.settings.delay.standing(queue, now)) {
+        at = Math.min(at, this.settings.delay.standingFrom(queue))
+      }
+    }
+    return at
+  }
+
+  /** How long the waiters of `queue` may wait now. */
+  private waitLimitMs(queue: TenantQueue, now: number, standingBoundMs: number): number {
+    const { maxWaitMs, delay } = this.settings
+    if (queue.rank === CRITICAL || !delay.standing(queue, now)) return maxWaitMs
+    return Math.min(maxWaitMs, standingBoundMs)
+  }
+
+  private standingBoundMs(): number {
+    return this.settings.delay.boundMs(this.meanHoldMs, this.limit, this.settings.maxWaitMs)
+  }
+
+  private start(ticket: ShedTicket, now: number): void {
+    ticket.state = 'running'
+    ticket.startedAt = now
+    ticket.waitedMs = now - ticket.arrivedAt
+    this.running++
+    ;(this.runningByRank[ticket.rank] as number)++
+    this.line.started(ticket.tenant)
+  }
+
+  private shed(ticket: ShedTicket, reason: ShedReason, now: number): ShedTicket {
+    const waited = ticket.queue !== undefined
+    if (waited) this.line.remove(ticket)
+    ticket.state = 'shed'
+    ticket.reason = reason
+    ticket.retryAfterMs = this.settings.retryAfterMs
+    ticket.waitedMs = now - ticket.arrivedAt
+    this.shedAt[ticket.rank] = now
+    if (waited) ticket.onDecided?.(ticket)
+    return ticket
+  }
+}

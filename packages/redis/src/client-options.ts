@@ -1,0 +1,108 @@
+/** The part of an ioredis client whose options the store checks. */
+export interface OptionsOf {
+  readonly isCluster?: boolean
+  readonly options?: object
+}
+
+/** An option that lets a call the store gave up on run later, and what to set instead. */
+export interface RiskyOption {
+  readonly option: string
+  readonly recommended: string
+  readonly why: string
+}
+
+const clientsWarned = new WeakSet<object>()
+
+/**
+ * The client options under which a call this store has given up on (answered by `onError` instead) can still reach
+ * Redis later and be counted there too: ioredis holds or resends it, after the store's deadline.
+ *
+ * - A single Redis's `enableOfflineQueue`: commands issued while the connection is down wait and are sent once it is
+ *   back. (A Cluster needs its offline queue; see below.)
+ * - `autoResendUnfulfilledCommands` (a single Redis; on a Cluster only when its nodes reconnect): commands that were on
+ *   the wire when the connection dropped are sent again after reconnecting.
+ * - Cluster `retryDelayOnFailover`, `retryDelayOnClusterDown`, `retryDelayOnMoved`: a command is sent again that long
+ *   after a closed connection, a CLUSTERDOWN or a MOVED, up to `maxRedirections` times.
+ * - Cluster `retryDelayOnTryAgain` (which cannot be turned off): while a slot migrates, a command is sent again after
+ *   that delay up to `maxRedirections` times; all of those retries must end within half of `timeoutMs`.
+ *
+ * @example
+ * riskyClientOptions(new Redis(), 100).map((risky) => risky.option) // ['enableOfflineQueue', 'autoResendUnfulfilledCommands']
+ * riskyClientOptions(new Cluster(nodes), 100).map((risky) => risky.option)
+ * // ['retryDelayOnFailover', 'retryDelayOnClusterDown', 'retryDelayOnTryAgain']
+ */
+export function riskyClientOptions(client: OptionsOf, timeoutMs: number): RiskyOption[] {
+  const options = (client.options ?? {}) as Record<string, unknown>
+  const risky: RiskyOption[] = []
+  const check = (option: string, fine: boolean, recommended: string, why: string) => {
+    if (!fine) risky.push({ option, recommended, why })
+  }
+  const number = (name: string, fallback: number) => {
+    const value = options[name]
+    return typeof value === 'number' ? value : fallback
+  }
+  if (client.isCluster !== true) {
+    check(
+      'enableOfflineQueue',
+      options['enableOfflineQueue'] === false,
+      'false',
+      'calls made while the connection is down are sent once it is back',
+    )
+    check(
+      'autoResendUnfulfilledCommands',
+      options['autoResendUnfulfilledCommands'] === false,
+      'false',
+      'calls on the wire when the connection dropped are sent again after reconnecting',
+    )
+    return risky
+  }
+  // A Cluster keeps its offline queue: without it ioredis refuses every call to a node whose connection is still being
+  // made ("Connection is closed."), as it is at start and right after a failover. It holds calls only while the
+  // client is not ready at all (every node unreachable).
+  for (const [option, fallback, after] of [
+    ['retryDelayOnFailover', 100, 'a closed connection'],
+    ['retryDelayOnClusterDown', 100, 'CLUSTERDOWN'],
+    ['retryDelayOnMoved', 0, 'MOVED'],
+  ] as const) {
+    check(option, number(option, fallback) === 0, '0', `calls are sent again that long after ${after}`)
+  }
+  const redirections = Math.max(1, number('maxRedirections', 16))
+  // Half the timeout, so the round trips of the retries fit too: the retries of a call are replies the store cannot
+  // see, and a node whose only calls are being retried looks silent.
+  check(
+    'retryDelayOnTryAgain',
+    number('retryDelayOnTryAgain', 100) * redirections <= timeoutMs / 2,
+    String(Math.floor(timeoutMs / 2 / redirections)),
+    `calls are sent again up to maxRedirections (${redirections}) times after TRYAGAIN; that must end well within the timeout`,
+  )
+  const nodeOptions = (options['redisOptions'] ?? {}) as Record<string, unknown>
+  if (typeof options['clusterNodeRetryStrategy'] === 'function') {
+    check(
+      'redisOptions.autoResendUnfulfilledCommands',
+      nodeOptions['autoResendUnfulfilledCommands'] === false,
+      'false',
+      'nodes that reconnect send the calls that were on the wire again',
+    )
+  }
+  return risky
+}
+
+/**
+ * Warns once per client (however many stores share it) when its options let a call the store gave up on be counted
+ * later, naming each option and the value to set.
+ *
+ * @example
+ * warnAboutClientOptions(client, 100, console)
+ */
+export function warnAboutClientOptions(client: OptionsOf, timeoutMs: number, logger: { warn(m: string): void }): void {
+  if (clientsWarned.has(client)) return
+  const risky = riskyClientOptions(client, timeoutMs)
+  if (risky.length === 0) return
+  clientsWarned.add(client)
+  logger.warn(
+    'sluice: with these options of its ioredis client, a call that the RedisStore gave up on (and answered by onError) ' +
+      `can still reach Redis later and be counted twice: ${risky
+        .map(({ option, recommended, why }) => `${option} (${why}; set ${recommended})`)
+        .join(', ')}. See "Client options" in the README of @sluice/redis.`,
+  )
+}

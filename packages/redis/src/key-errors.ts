@@ -1,0 +1,43 @@
+import { type CompiledRule, type Logger, StoreKeyError } from '@sluice/core/store'
+import { keyProblem } from './errors'
+
+// A key shown in a log line or an error message is cut to this many characters: user keys can be long.
+const SHOWN_KEY_CHARS = 200
+
+/**
+ * Keys whose state the script cannot use: each failed request gets a `StoreKeyError`, and each key is logged once
+ * (the most recent `maxKeys` keys are remembered, so a flood of distinct bad keys cannot grow memory).
+ *
+ * @example
+ * const keyErrors = new KeyErrors(console, 1000)
+ * throw keyErrors.failed(error, rule, 'user:42', 'sluice:default:sw:{user:42}')
+ */
+export class KeyErrors {
+  private readonly logged = new Set<string>()
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly maxKeys: number,
+  ) {}
+
+  /** The error a request gets when the script failed on the key of `rule`; logged once per Redis key. */
+  failed(cause: unknown, rule: CompiledRule, key: string, redisKey: string): StoreKeyError {
+    const { holds } = keyProblem(cause)
+    const shown = (text: string) =>
+      JSON.stringify(text.length > SHOWN_KEY_CHARS ? `${text.slice(0, SHOWN_KEY_CHARS)}…` : text)
+    const message =
+      `sluice: the Redis key ${shown(redisKey)} (rule "${rule.name}", key ${shown(key)}) ${holds}, not a state ` +
+      'this rule wrote; its requests fail until the key is deleted (limiter.reset) or expires. No other key is affected.'
+    if (!this.logged.has(redisKey)) {
+      if (this.logged.size >= this.maxKeys) this.logged.delete(this.logged.values().next().value as string)
+      this.logged.add(redisKey)
+      this.logger.error(message)
+    }
+    return new StoreKeyError(message, key, rule.name, { cause })
+  }
+
+  /** Forgets that a key was logged (it was reset: if it goes bad again, that is news). */
+  forget(redisKey: string): void {
+    this.logged.delete(redisKey)
+  }
+}

@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto'
+import {
+  describeValue,
+  type FailurePolicy,
+  InvalidOptionError,
+  type LeaseOutcome,
+  type LeaseScope,
+  type LeaseStore,
+  type Logger,
+  MemoryLeaseStore,
+  StoreUnavailableError,
+} from '@sluice/core'
+import { checkFunction, checkLogger, checkObject, checkOneOf, checkWholeNumber } from '@sluice/core/store'
+import type { Redis } from 'ioredis'
+import { BACKSTOP_TIMEOUTS, Deadlines } from './deadlines'
+import { escapeKey, escapePrefix } from './keys'
+import leaseSource from './lease.lua'
+
+/**
+ * The part of an ioredis client the lease store uses: a `Redis` or a `Cluster`.
+ *
+ * @example
+ * const client: RedisLeaseClient = new Redis()
+ */
+export type RedisLeaseClient = Pick<Redis, 'evalsha' | 'eval'>
+
+/**
+ * Options of {@link RedisLeaseStore}.
+ *
+ * @example
+ * const options: RedisLeaseStoreOptions = { client: new Redis(), timeout: 100, onError: 'local' }
+ */
+export interface RedisLeaseStoreOptions {
+  client: RedisLeaseClient
+  /** The longest a call may wait for Redis, in ms. Default 100. */
+  timeout?: number
+  /**
+   * When Redis fails: `'local'` (default) counts slots in this instance's memory until Redis answers again;
+   * `'open'` admits; `'closed'` throws `StoreUnavailableError` (the HTTP adapters answer 503).
+   */
+  onError?: FailurePolicy
+  /** Gets one warning per outage and one info line per recovery. Default `console`. */
+  logger?: Logger
+  /** Tests only: the time in ms, sent to the script instead of the Redis server's TIME. */
+  clock?: () => number
+}
+
+const SCRIPT = { source: leaseSource, sha: createHash('sha1').update(leaseSource).digest('hex') }
+const POLICIES: readonly FailurePolicy[] = ['local', 'open', 'closed']
+// With an explicit clock the leases' times need not follow the wall clock: the tables outlive them by this much.
+const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
+
+/**
+ * Concurrency leases in Redis, shared by every instance: a lease per request in flight, taken by one atomic script
+ * (`lease.lua`) on the Redis clock, so instances together never hold more than the limit. A lease expires
+ * `lease` after it was taken or last renewed: the limiter renews the leases of its requests in flight, so only the
+ * leases of a crashed instance run out. Every table gets an expiry in the same script that writes it.
+ *
+ * On a Cluster a limiter's tables share a hash tag: the key's alone, or, with a global limit, one tag for all its
+ * tables (every request touches the global table anyway).
+ *
+ * @example
+ * import Redis from 'ioredis'
+ * import { createConcurrencyLimiter } from '@sluice/core'
+ * import { RedisLeaseStore } from '@sluice/redis'
+ *
+ * const inFlight = createConcurrencyLimiter({ limit: 30, lease: '30s', store: new RedisLeaseStore({ client: new Redis() }) })
+ */
+export class RedisLeaseStore implements LeaseStore {
+  private readonly client: RedisLeaseClient
+  private readonly deadlines: Deadlines
+  private readonly onError: FailurePolicy
+  private readonly logger: Logger
+  private readonly clock: (() => number) | undefined
+  private local: MemoryLeaseStore | undefined
+  private failing = false
+
+  constructor(options: RedisLeaseStoreOptions) {
+    checkObject(options, 'options', 'with a client')
+    const { client, timeout = 100, onError = 'local', logger = console, clock } = options
+    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
+    if (typeof client?.evalsha !== 'function' || typeof client.eval !== 'function') {
+      throw new InvalidOptionError(
+        'client',
+        `must be an ioredis Redis or Cluster (with evalsha and eval) (got ${describeValue(client)})`,
+      )
+    }
+    checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
+    checkOneOf(onError, 'onError', POLICIES)
+    checkLogger(logger)
+    checkFunction(clock, 'clock')
+    this.client = client
+    this.deadlines = new Deadlines({ timeoutMs: timeout, backstopMs: BACKSTOP_TIMEOUTS * timeout })
+    this.onError = onError
+    this.logger = logger
+    this.clock = clock
+  }
+
+  async acquire(scope: LeaseScope, key: string, holder: string): Promise<LeaseOutcome> {
+    try {
+      const reply = await this.run(scope, key, 'acquire', [holder, ...scope.limits.map(String)])
+      return parseOutcome(reply, scope.limits.length)
+    } catch (error) {
+      this.failed(error)
+      if (this.onError === 'closed') throw new StoreUnavailableError('sluice: Redis is unavailable', { cause: error })
+      if (this.onError === 'open') return { allowed: true, inFlight: scope.limits.map(() => 0) }
+      return this.localStore().acquire(scope, key, holder)
+    }
+  }
+
+  async renew(scope: LeaseScope, key: string, holders: readonly string[]): Promise<void> {
+    this.local?.renew(scope, key, holders)
+    await this.run(scope, key, 'renew', holders).catch((error: unknown) => this.failed(error))
+  }
+
+  async release(scope: LeaseScope, key: string, holder: string): Promise<void> {
+    // A lease taken locally during an outage is given back there; one in Redis expires anyway if this fails.
+    this.local?.release(scope, key, holder)
+    await this.run(scope, key, 'release', [holder]).catch((error: unknown) => this.failed(error))
+  }
+
+  /** One EVALSHA; after a Redis restart or SCRIPT FLUSH, one EVAL that loads the script again. */
+  private async run(scope: LeaseScope, key: string, mode: string, rest: readonly string[]): Promise<unknown> {
+    const keys = leaseKeys(scope, key)
+    const args: (string | number)[] = [...keys, mode]
+    if (this.clock === undefined) args.push('', scope.leaseMs, 0)
+    else args.push(Math.floor(this.clock()), scope.leaseMs, EXPLICIT_CLOCK_TTL_SLACK_MS)
+    args.push(...rest)
+    const reply = await this.deadlines.run(() =>
+      this.client.evalsha(SCRIPT.sha, keys.length, ...args).catch((error: unknown) => {
+        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+        return this.client.eval(SCRIPT.source, keys.length, ...args)
+      }),
+    )
+    if (this.failing) {
+      this.failing = false
+      this.logger.info?.('sluice: Redis answers the lease store again')
+    }
+    return reply
+  }
+
+  private failed(error: unknown): void {
+    if (this.failing) return
+    this.failing = true
+    this.logger.warn(
+      `sluice: the Redis lease store failed (${error instanceof Error ? error.message : String(error)}); ` +
+        `${{ local: 'counting slots in local memory', open: 'admitting', closed: 'rejecting' }[this.onError]} until it answers`,
+    )
+  }
+
+  private localStore(): MemoryLeaseStore {
+    this.local ??= new MemoryLeaseStore(this.clock === undefined ? {} : { clock: this.clock })
+    return this.local
+  }
+}
+
+/** The script's SHA1, for the test that SCRIPT LOAD agrees. */
+export const LEASE_SCRIPT_SHA = SCRIPT.sha
+
+/**
+ * The Redis keys of a call, in the order of `scope.limits`: `prefix:name:cc:{key}` for a per-key limiter;
+ * with a global limit `prefix:name:cg:{global}:key` and `prefix:name:cg:{global}`, one hash tag for all.
+ */
+export function leaseKeys(scope: LeaseScope, key: string): string[] {
+  const base = `${escapePrefix(scope.prefix)}:${scope.name}`
+  if (!scope.global) return [`${base}:cc:{${escapeKey(key)}}`]
+  const global = `${base}:cg:{global}`
+  return scope.limits.length === 2 ? [`${global}:${escapeKey(key)}`, global] : [global]
+}
+
+function parseOutcome(reply: unknown, tables: number): LeaseOutcome {
+  if (!Array.isArray(reply) || reply.length !== tables + 1) {
+    throw new Error(`sluice: unexpected reply from the lease script: ${JSON.stringify(reply)}`)
+  }
+  return { allowed: reply[0] === 1, inFlight: reply.slice(1).map(Number) }
+}

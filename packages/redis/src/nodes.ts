@@ -1,0 +1,71 @@
+import { NodeHealth, type NodeOptions } from './health'
+import { keySlot } from './slot'
+
+/** What {@link Nodes} reads of a client: on a Cluster, its slot map and how to refresh it. */
+export interface NodeMap {
+  readonly isCluster?: boolean
+  /** ioredis Cluster: per slot, the addresses of its master and replicas ('host:port'). */
+  readonly slots?: readonly (readonly string[] | undefined)[]
+  /** ioredis Cluster: asks a node for the slot map again. */
+  refreshSlotsCache?(callback?: (error?: Error | null) => void): void
+}
+
+/** The options every node shares; each node adds its label and the hooks of this map. */
+export type SharedNodeOptions = Omit<NodeOptions, 'label' | 'inCluster' | 'refresh' | 'onAway' | 'onBack'>
+
+// Before the first slot map arrives a Cluster client has no address for any slot.
+const NO_SLOT_MAP = 'not yet mapped'
+
+/**
+ * The nodes a store's calls go to, each with its own health: one for a single Redis; on a Cluster, one per master
+ * address, found by the slot of a call's first key in the client's slot map (the node the client sends it to). A master
+ * that fails takes down its own keys only; the keys of the others go on being decided by Redis.
+ *
+ * @example
+ * const node = nodes.forKey('sluice:default:sw:{user:42}')
+ * const outcome = await node.call(key, (resent) => runner.run(plan, [key], 1, 'charge', resent))
+ */
+export class Nodes {
+  private readonly single: NodeHealth | undefined
+  private readonly byAddress = new Map<string, NodeHealth>()
+  private readonly away = new Set<NodeHealth>()
+
+  constructor(
+    private readonly client: NodeMap,
+    private readonly options: SharedNodeOptions,
+  ) {
+    if (client.isCluster !== true) this.single = this.create('Redis', false)
+  }
+
+  /** The node that serves `redisKey`; sends the probes that are due, for every node that is away. */
+  forKey(redisKey: string): NodeHealth {
+    // A failed master's keys may now live elsewhere, so its probe cannot wait for requests to map to it.
+    if (this.away.size > 0) for (const node of this.away) node.tick()
+    if (this.single !== undefined) return this.single
+    const address = this.client.slots?.[keySlot(redisKey)]?.[0] ?? NO_SLOT_MAP
+    let node = this.byAddress.get(address)
+    if (node === undefined) {
+      node = this.create(`Redis Cluster node ${address}`, true)
+      this.byAddress.set(address, node)
+    }
+    return node
+  }
+
+  /** Every node known so far. */
+  all(): Iterable<NodeHealth> {
+    return this.single !== undefined ? [this.single] : this.byAddress.values()
+  }
+
+  private create(label: string, inCluster: boolean): NodeHealth {
+    return new NodeHealth({
+      ...this.options,
+      label,
+      inCluster,
+      // The client follows a failover only once it learns the new slot map; ioredis asks for it on MOVED, which a
+      // node that stopped answering never sends.
+      refresh: () => this.client.refreshSlotsCache?.(() => {}),
+      onAway: (node) => this.away.add(node),
+      onBack: (node) => this.away.delete(node),
+    })
+  }
+}

@@ -1,0 +1,111 @@
+// What the documentation suites read from Markdown: the project's Markdown files, their fenced blocks, links and
+// headings. Small on purpose: the project's docs use plain CommonMark, and these suites must fail loudly rather than
+// guess when they meet something else.
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+
+export const ROOT = join(__dirname, '../..')
+
+const SKIPPED_DIRECTORIES = new Set(['node_modules', 'dist', 'coverage', '.git', '.turbo'])
+
+/** Every Markdown file of the project, as paths from the root, in a stable order. */
+export function markdownFiles(directory = ROOT): string[] {
+  const found: string[] = []
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRECTORIES.has(entry.name)) found.push(...markdownFiles(join(directory, entry.name)))
+    } else if (entry.name.endsWith('.md')) {
+      found.push(relative(ROOT, join(directory, entry.name)))
+    }
+  }
+  return found.sort()
+}
+
+export function read(path: string): string {
+  return readFileSync(join(ROOT, path), 'utf8')
+}
+
+/** A fenced code block: its info string (`ts`, `http`...), its text, the line before it and where it starts. */
+export interface Fence {
+  readonly lang: string
+  readonly text: string
+  readonly lineBefore: string
+  /** 1-based line of the opening fence. */
+  readonly line: number
+}
+
+/** The fenced blocks of a Markdown text (``` fences, not indented). */
+export function fences(markdown: string): Fence[] {
+  const lines = markdown.split('\n')
+  const found: Fence[] = []
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(`{3,})(.*)$/.exec(lines[i] as string)
+    if (open === null) continue
+    const marker = open[1] as string
+    let end = i + 1
+    while (end < lines.length && (lines[end] as string).trimEnd() !== marker) end++
+    found.push({
+      lang: (open[2] as string).trim(),
+      text: lines.slice(i + 1, end).join('\n'),
+      lineBefore: (lines[i - 1] ?? '').trim(),
+      line: i + 1,
+    })
+    i = end
+  }
+  return found
+}
+
+/** The Markdown text without its fenced blocks and code spans, where links are not links. */
+export function prose(markdown: string): string {
+  const kept: string[] = []
+  let fence: string | undefined
+  for (const line of markdown.split('\n')) {
+    const marker = /^(`{3,})/.exec(line)?.[1]
+    if (fence === undefined && marker !== undefined) fence = marker
+    else if (fence !== undefined && line.trimEnd() === fence) fence = undefined
+    else if (fence === undefined) kept.push(line.replace(/(`+)(?:(?!\1).)+\1/g, ''))
+    else kept.push('')
+  }
+  return kept.join('\n')
+}
+
+/** Every link target of a Markdown text: inline links and images, reference definitions, autolinks, HTML href/src. */
+export function linkTargets(markdown: string): string[] {
+  const text = prose(markdown)
+  const targets: string[] = []
+  for (const match of text.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    targets.push(match[1] as string)
+  }
+  for (const match of text.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) targets.push(match[1] as string)
+  for (const match of text.matchAll(/<([a-z][a-z0-9+.-]*:[^\s>]+)>/gi)) targets.push(match[1] as string)
+  for (const match of text.matchAll(/\b(?:href|src)\s*=\s*["']([^"']+)["']/gi)) targets.push(match[1] as string)
+  return targets
+}
+
+/** The anchors GitHub gives a Markdown text's headings (lower case, punctuation dropped, spaces to hyphens). */
+export function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>()
+  const found = new Set<string>()
+  let fence: string | undefined
+  for (const line of markdown.split('\n')) {
+    const marker = /^(`{3,})/.exec(line)?.[1]
+    if (fence === undefined && marker !== undefined) {
+      fence = marker
+      continue
+    }
+    if (fence !== undefined) {
+      if (line.trimEnd() === fence) fence = undefined
+      continue
+    }
+    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)
+    if (heading === null) continue
+    const slug = (heading[1] as string)
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-')
+    const count = seen.get(slug) ?? 0
+    seen.set(slug, count + 1)
+    found.add(count === 0 ? slug : `${slug}-${count}`)
+  }
+  return found
+}
