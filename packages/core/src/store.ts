@@ -1,7 +1,7 @@
 import { algorithms, type Step } from './algorithms'
 import { blockedStep, isBlocked, startsBlock } from './blocks'
 import type { Decision } from './decision'
-import type { DecisionTrace } from './events'
+import type { DecisionTrace } from './event-types'
 import type { Logger } from './logger'
 import type { CompiledRule } from './rules'
 
