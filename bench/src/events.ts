@@ -114,7 +114,7 @@ export async function runEvents(): Promise<PartResult> {
       'built from the sources of @sluice/core twice with the same esbuild options: as shipped, and with the ' +
       "limiter's one event check (`if (!observed())`) replaced by `true`, so the baseline has no events at all. The " +
       'shipped build runs with nobody subscribed, and with a no-op subscriber on `sluice:decision` and `sluice:store` ' +
-      '(every decision then builds its message, hashes its key and measures the store). Calls per second of CPU ' +
+      '(every decision then builds its message and times the store; a key is hashed only when a subscriber reads its `keyHash`, and a no-op subscriber reads nothing). Calls per second of CPU ' +
       `time, ${durationMs} ms per round, ${rounds.warmup} warm-up rounds then ${rounds.rounds} measured, alternating.`,
     tables: [
       {
