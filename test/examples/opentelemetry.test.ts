@@ -9,6 +9,7 @@ import {
   type MetricData,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics'
+import { MemoryStore } from '@sluice/core'
 import { createApp } from '../../examples/opentelemetry/app'
 import { serve, statuses } from './scrape'
 
@@ -17,7 +18,9 @@ test('5 admitted and 2 rejected by rule "burst", each decision timed, read throu
   // Exports when flushed: the interval is longer than the test.
   const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })
   const provider = new MeterProvider({ readers: [reader] })
-  const { app, close } = createApp({ meter: provider.getMeter('test') })
+  // Time stands still (2026-01-01T00:00:10Z), so no window boundary falls between two requests.
+  const store = new MemoryStore({ clock: () => 1_767_225_610_000 })
+  const { app, close } = createApp({ meter: provider.getMeter('test'), store })
   const server = await serve(app.callback())
   try {
     expect(await statuses(server.url, 7)).toEqual([200, 200, 200, 200, 200, 429, 429])

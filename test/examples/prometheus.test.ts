@@ -1,13 +1,16 @@
 // examples/prometheus, run as its README says: requests over real HTTP, then a scrape of GET /metrics. On the
 // memory store, and on a real redis-server that is killed and restarted (the short-circuit and the fallback).
-import { RedisStore } from '@sluice/redis'
+import { MemoryStore } from '@sluice/core'
 import type Redis from 'ioredis'
 import { createApp } from '../../examples/prometheus/app'
+import { replayStore } from '../../packages/redis/src/redis-store'
 import { recommendedClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 import { sample, serve, statuses } from './scrape'
 
 const quietLogger = { warn: () => {}, error: () => {}, info: () => {} }
+// Time stands still in these tests (2026-01-01T00:00:10Z), so no window boundary falls between two requests.
+const NOW = 1_767_225_610_000
 
 async function scrape(url: string): Promise<string> {
   const response = await fetch(`${url}/metrics`)
@@ -16,7 +19,7 @@ async function scrape(url: string): Promise<string> {
 }
 
 test('on the memory store: 5 admitted and 2 rejected by rule "burst", each decision timed', async () => {
-  const { app, close } = createApp()
+  const { app, close } = createApp({ store: new MemoryStore({ clock: () => NOW }) })
   const server = await serve(app)
   try {
     expect(await statuses(`${server.url}/items`, 7)).toEqual([200, 200, 200, 200, 200, 429, 429])
@@ -51,7 +54,7 @@ describe('on Redis', () => {
   })
 
   test('a rejected client is refused by the short-circuit; the fallback gauge is 1 while Redis is down', async () => {
-    const store = new RedisStore({ client, logger: quietLogger })
+    const store = replayStore({ client, clock: () => NOW, logger: quietLogger })
     const { app, close } = createApp({ store })
     const server = await serve(app)
     try {

@@ -10,9 +10,10 @@ import {
   keyHash,
   type StoreEvent,
 } from '@sluice/core'
-import { type FailurePolicy, RedisStore } from '@sluice/redis'
+import type { FailurePolicy, RedisStore } from '@sluice/redis'
 import type Redis from 'ioredis'
 import { redisKeyOf } from '../../packages/redis/src/keys'
+import { replayStore } from '../../packages/redis/src/redis-store'
 import { scriptFor } from '../../packages/redis/src/script'
 import { recommendedClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
@@ -51,7 +52,8 @@ async function setUp(onError: FailurePolicy): Promise<{ client: Redis; store: Re
   await client.flushdb()
   // Loaded before the clock matters: on a busy machine the first call (NOSCRIPT, EVAL) could outlast the timeout.
   await client.script('LOAD', scriptFor(['fw']).source)
-  return { client, store: new RedisStore({ client, onError, logger: quietLogger }) }
+  // Time stands still (2026-01-01T00:00:10Z), so no window boundary falls between two requests.
+  return { client, store: replayStore({ client, onError, logger: quietLogger, clock: () => 1_767_225_610_000 }) }
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

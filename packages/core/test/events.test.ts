@@ -72,6 +72,7 @@ test('each consume publishes its rule, hashed key, outcome, cost, remaining and 
 test("eventKeys: 'raw' adds each rule's key; stacked rules each report their own outcome", async () => {
   const limiter = createLimiter({
     eventKeys: 'raw',
+    store: new MemoryStore({ clock: () => 0 }),
     rules: [
       { name: 'burst', limit: 1, window: '1s' },
       { name: 'sustained', limit: 10, window: '1m' },
