@@ -42,16 +42,16 @@ export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
 }
 
 /**
- * The script for a request whose rules use `codes` (in any order, repeats allowed): the integer helpers, only
- * those algorithms, the table that names them and the entry point. Lua builds every function and table of a script
- * on every call, so a script without the algorithms a request does not use costs Redis less; and every stack of
- * rules is still one EVALSHA. A store builds it once, when it binds rules that use that set.
+ * The script for batches of requests whose rules use `codes` (in any order, repeats allowed): the integer helpers,
+ * only those algorithms, the table that names them and the entry point. Lua builds every function and table of a
+ * script on every call, so a script without the algorithms a batch does not use costs Redis less; and every batch is
+ * still one EVALSHA. A store builds each script once, when a batch first needs that set (see {@link scriptForMask}).
  *
  * @example
  * const { source, sha } = scriptFor(['sw', 'tb']) // sliding window and token bucket, for two stacked rules
  */
 export function scriptFor(codes: readonly string[]): Script {
-  const used = Object.keys(ALGORITHM_SOURCES).filter((code) => codes.includes(code))
+  const used = CODES.filter((code) => codes.includes(code))
   if (used.length === 0 || used.length !== new Set(codes).size) {
     throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
   }
@@ -65,4 +65,39 @@ export function scriptFor(codes: readonly string[]): Script {
     .map((part) => part.trimEnd())
     .join('\n\n')
   return { source, sha: createHash('sha1').update(source).digest('hex') }
+}
+
+const CODES = Object.keys(ALGORITHM_SOURCES)
+const scripts: (Script | undefined)[] = []
+
+/**
+ * The algorithms of `codes` as a bit mask (bit i: the i-th code of {@link ALGORITHM_SOURCES}): a batch ORs the masks
+ * of its requests to know which script evaluates them all.
+ *
+ * @example
+ * scriptForMask(codeMask(['sw']) | codeMask(['tb'])) // the script of scriptFor(['sw', 'tb'])
+ */
+export function codeMask(codes: readonly string[]): number {
+  let mask = 0
+  for (const code of codes) {
+    const bit = CODES.indexOf(code)
+    if (bit === -1) throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
+    mask |= 1 << bit
+  }
+  return mask
+}
+
+/**
+ * The script for the algorithms of a {@link codeMask}, built on first use and kept.
+ *
+ * @example
+ * const { sha } = scriptForMask(codeMask(['fw']))
+ */
+export function scriptForMask(mask: number): Script {
+  let script = scripts[mask]
+  if (script === undefined) {
+    script = scriptFor(CODES.filter((_, bit) => (mask >> bit) & 1))
+    scripts[mask] = script
+  }
+  return script
 }

@@ -1,32 +1,27 @@
 -- The entry point, after the helpers, the algorithms this script was built for and their ALGORITHMS table (see
--- src/script.ts): runs the rules of one request at one instant, all or nothing, as evaluateRules + committed in
--- packages/core/src/store.ts, and writes every changed key with its expiry in this same call.
+-- src/script.ts): decides a batch of requests, in the order they arrived, each at one instant and all or nothing
+-- across its own rules, as evaluateRules + committed in packages/core/src/store.ts; every changed key is written with
+-- its expiry in this same call. A batch is the requests of one turn of the instance's event loop (src/batch.ts).
 --
--- KEYS: one key per rule, then the block key of each rule with a block (block_ms > 0), in the order of the rules.
--- ARGV: mode ('charge' | 'peek' | 'refund'), now (ms; '' = the Redis server's TIME), extra ttl ms (explicit now
---       only), cost, then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms,
---       and as many period boundaries as its algorithm takes (a calendar window: 4, around the instance's clock).
--- Returns one array per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. Redis
--- would truncate a fraction in a reply, so every number returned is a whole one. When the time is outside the
--- boundaries of a calendar rule (the clocks disagree by more than a period), nothing is read or written and the
--- reply is the error 'SLUICE_CLOCK <now>': the instance asks again with boundaries around that time.
--- A key this script cannot use (something else wrote it, a rule's key or its block key) fails the call with the error
--- `SLUICEKEY <rule number> <what it holds>`, before anything is written: that request fails alone, and the key is
--- left as it was found.
+-- ARGV: extra ttl ms (an explicit now only, else 0), the number of rule sets, then each rule set: its rule count,
+--       then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms, and as many
+--       period boundaries as its algorithm takes (a calendar window: 4, around the instance's clock);
+--       then per request: its rule set (from 1), mode ('charge' | 'peek' | 'refund'), cost, now (ms; '' = the Redis
+--       server's TIME).
+-- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
+-- Returns one entry per request: one array per rule (allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
+-- never), delay_ms; Redis would truncate a fraction, so every number is a whole one), or a string when that request
+-- failed alone:
+-- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
+--   period); nothing is read or written, and the instance asks again with boundaries around that time.
+-- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
+--   its block key), found before anything is written: the key is left as it was found.
+-- - any other error a request met, as its message; the requests after it are still decided.
 -- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
-local mode = ARGV[1]
+local extra_ttl_ms = tonumber(ARGV[1])
+-- The instant of the request being decided.
 local now
-if ARGV[2] == '' then
-  -- Redis 3.2 to 4 replicate a script that reads TIME only by its effects; 5 and later always do.
-  if redis.replicate_commands ~= nil then redis.replicate_commands() end
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(ARGV[2])
-end
-local extra_ttl_ms = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
 
 -- Whether a decoded value is a state this script wrote: every number in it a whole one from 0 to 2^53, as all states
 -- are, and the value exactly as long as those numbers (a longer or shorter one is something else).
@@ -79,97 +74,147 @@ local function write(key, algorithm, state, reset_ms)
   redis.call('SET', key, value, 'PX', ttl_ms)
 end
 
--- Per rule: its parameters as the algorithms read them (p), its algorithm, its key's state, when its key's block
--- ends (a rule with a block), and then its step.
-local rules = {}
-local at = 4
-while at < #ARGV do
-  local algorithm = ALGORITHMS[ARGV[at + 1]]
-  local rule = {
-    algorithm = algorithm,
-    limit = tonumber(ARGV[at + 2]),
-    window_ms = tonumber(ARGV[at + 3]),
-    rate_numerator = tonumber(ARGV[at + 4]),
-    rate_denominator = tonumber(ARGV[at + 5]),
-    block_ms = tonumber(ARGV[at + 6]),
-    state = nil,
-    blocked_until = nil,
-    step = nil,
-  }
-  at = at + 6
-  if algorithm.boundaries > 0 then
-    rule.boundaries = {}
-    for j = 1, algorithm.boundaries do rule.boundaries[j] = tonumber(ARGV[at + j]) end
-    at = at + algorithm.boundaries
-    if algorithm.outside(rule, now) then return redis.error_reply('SLUICE_CLOCK ' .. string.format('%.0f', now)) end
-  end
-  rules[#rules + 1] = rule
-end
-local blocks = #rules
-for i = 1, #rules do
-  local rule = rules[i]
-  local state, unusable = read(KEYS[i], rule.algorithm)
-  if unusable then return redis.error_reply('SLUICEKEY ' .. i .. ' ' .. unusable) end
-  rule.state = state
-  if rule.block_ms > 0 then
-    blocks = blocks + 1
-    rule.block_key = KEYS[blocks]
-    local blocked_until = redis.pcall('GET', rule.block_key)
-    if type(blocked_until) == 'table' and blocked_until.err then
-      return redis.error_reply('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', rule.block_key).ok)
+-- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; and how many keys a
+-- request of that set sends (a key per rule, and a block key per rule with a block).
+local sets = {}
+local at = 2
+for s = 1, tonumber(ARGV[2]) do
+  local rules = { keys = 0 }
+  local count = tonumber(ARGV[at + 1])
+  at = at + 1
+  for i = 1, count do
+    local algorithm = ALGORITHMS[ARGV[at + 1]]
+    local p = {
+      algorithm = algorithm,
+      limit = tonumber(ARGV[at + 2]),
+      window_ms = tonumber(ARGV[at + 3]),
+      rate_numerator = tonumber(ARGV[at + 4]),
+      rate_denominator = tonumber(ARGV[at + 5]),
+      block_ms = tonumber(ARGV[at + 6]),
+    }
+    at = at + 6
+    if algorithm.boundaries > 0 then
+      p.boundaries = {}
+      for j = 1, algorithm.boundaries do p.boundaries[j] = tonumber(ARGV[at + j]) end
+      at = at + algorithm.boundaries
     end
-    rule.blocked_until = tonumber(blocked_until)
+    rules[i] = p
+    rules.keys = rules.keys + 1
+    if p.block_ms > 0 then rules.keys = rules.keys + 1 end
   end
+  sets[s] = rules
 end
 
-if mode == 'refund' then
-  -- As MemoryStore.refund: each key on its own; a key with nothing left is not written.
-  for i = 1, #rules do
-    local rule = rules[i]
-    if rule.state == nil then
-      rule.step = rule.algorithm.step(nil, now, 1, rule, false)
-    else
-      rule.step = rule.algorithm.refund(rule.state, now, cost, rule)
-      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
+-- Redis's clock, read once per batch: every request of a batch is decided at that instant.
+local server_now
+local function redis_now()
+  if server_now == nil then
+    -- Redis 3.2 to 4 replicate a script that reads TIME only by its effects; 5 and later always do.
+    if redis.replicate_commands ~= nil then redis.replicate_commands() end
+    local time = redis.call('TIME')
+    server_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return server_now
+end
+
+-- One request: its rules, its keys from KEYS[first], its mode and cost, at `now`. Returns its reply entry.
+local function decide(rules, first, mode, cost)
+  local count = #rules
+  for i = 1, count do
+    local p = rules[i]
+    if p.boundaries ~= nil and p.algorithm.outside(p, now) then return 'SLUICE_CLOCK ' .. string.format('%.0f', now) end
+  end
+  -- Per rule: its key's state, when its key's block ends and its block key (a rule with a block), then its step.
+  local states, blocked_untils, block_keys, steps = {}, {}, {}, {}
+  local blocks = first + count - 1
+  for i = 1, count do
+    local p = rules[i]
+    local state, unusable = read(KEYS[first + i - 1], p.algorithm)
+    if unusable then return 'SLUICEKEY ' .. i .. ' ' .. unusable end
+    states[i] = state
+    if p.block_ms > 0 then
+      blocks = blocks + 1
+      local block_key = KEYS[blocks]
+      block_keys[i] = block_key
+      local blocked_until = redis.pcall('GET', block_key)
+      if type(blocked_until) == 'table' and blocked_until.err then
+        return 'SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', block_key).ok
+      end
+      blocked_untils[i] = tonumber(blocked_until)
     end
   end
-else
-  local charge = mode == 'charge'
-  local rejected = false
-  for i = 1, #rules do
-    local rule = rules[i]
-    local blocked = is_blocked(rule.blocked_until, now)
-    rule.step = rule.algorithm.step(rule.state, now, cost, rule, charge and not blocked)
-    if blocked then rule.step = blocked_step(rule.step, now, rule.blocked_until) end
-    if not rule.step.allowed then rejected = true end
-  end
-  if rejected and charge then
-    -- Nothing is charged, so the rules that would have admitted report their uncharged view; each rule that
-    -- rejected and has a block starts one, unless its key was blocked already (a block is never extended).
-    for i = 1, #rules do
-      local rule = rules[i]
-      if rule.step.allowed then
-        rule.step = rule.algorithm.step(rule.state, now, cost, rule, false)
-      elseif rule.block_ms > 0 and not is_blocked(rule.blocked_until, now) then
-        local blocked_until = now + rule.block_ms
-        redis.call('SET', rule.block_key, string.format('%.0f', blocked_until), 'PX', rule.block_ms + extra_ttl_ms)
-        rule.step = blocked_step(rule.step, now, blocked_until)
+
+  if mode == 'refund' then
+    -- As MemoryStore.refund: each key on its own; a key with nothing left is not written.
+    for i = 1, count do
+      local p = rules[i]
+      if states[i] == nil then
+        steps[i] = p.algorithm.step(nil, now, 1, p, false)
+      else
+        local step = p.algorithm.refund(states[i], now, cost, p)
+        steps[i] = step
+        write(KEYS[first + i - 1], p.algorithm, step.state, step.reset_ms)
       end
     end
-  elseif charge then
-    for i = 1, #rules do
-      local rule = rules[i]
-      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
+  else
+    local charge = mode == 'charge'
+    local rejected = false
+    for i = 1, count do
+      local p = rules[i]
+      local blocked = is_blocked(blocked_untils[i], now)
+      local step = p.algorithm.step(states[i], now, cost, p, charge and not blocked)
+      if blocked then step = blocked_step(step, now, blocked_untils[i]) end
+      if not step.allowed then rejected = true end
+      steps[i] = step
+    end
+    if rejected and charge then
+      -- Nothing is charged, so the rules that would have admitted report their uncharged view; each rule that
+      -- rejected and has a block starts one, unless its key was blocked already (a block is never extended).
+      for i = 1, count do
+        local p = rules[i]
+        if steps[i].allowed then
+          steps[i] = p.algorithm.step(states[i], now, cost, p, false)
+        elseif p.block_ms > 0 and not is_blocked(blocked_untils[i], now) then
+          local blocked_until = now + p.block_ms
+          redis.call('SET', block_keys[i], string.format('%.0f', blocked_until), 'PX', p.block_ms + extra_ttl_ms)
+          steps[i] = blocked_step(steps[i], now, blocked_until)
+        end
+      end
+    elseif charge then
+      for i = 1, count do
+        write(KEYS[first + i - 1], rules[i].algorithm, steps[i].state, steps[i].reset_ms)
+      end
     end
   end
+
+  local reply = {}
+  for i = 1, count do
+    local step = steps[i]
+    local allowed, retry_after_ms = 0, step.retry_after_ms
+    if step.allowed then allowed = 1 end
+    if retry_after_ms == INFINITY then retry_after_ms = -1 end
+    reply[i] = { allowed, step.remaining, step.reset_ms, retry_after_ms, step.delay_ms }
+  end
+  return reply
 end
 
-local reply = {}
-for i = 1, #rules do
-  local step = rules[i].step
-  local allowed, retry_after_ms = 0, step.retry_after_ms
-  if step.allowed then allowed = 1 end
-  if retry_after_ms == INFINITY then retry_after_ms = -1 end
-  reply[i] = { allowed, step.remaining, step.reset_ms, retry_after_ms, step.delay_ms }
+-- A request that fails (a Redis error in one of its commands) fails alone: the others of the batch go on.
+local function failure(error)
+  if type(error) == 'table' and error.err then return error.err end
+  return tostring(error)
 end
-return reply
+
+local replies = {}
+local first = 1
+local n = 0
+while at < #ARGV do
+  local rules = sets[tonumber(ARGV[at + 1])]
+  local mode, cost, request_now = ARGV[at + 2], tonumber(ARGV[at + 3]), ARGV[at + 4]
+  at = at + 4
+  if request_now == '' then now = redis_now() else now = tonumber(request_now) end
+  local ok, reply = pcall(decide, rules, first, mode, cost)
+  n = n + 1
+  if ok then replies[n] = reply else replies[n] = failure(reply) end
+  first = first + rules.keys
+end
+return replies
