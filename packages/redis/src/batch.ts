@@ -19,7 +19,9 @@ export type Send = (
 
 /** One request of a batch: where its reply goes, and whom to tell that it is sent again (after NOSCRIPT). */
 interface Pending {
-  readonly resolve: (entry: unknown) => void
+  /** How many rules it has: its entry of the reply is five numbers per rule. */
+  readonly ruleCount: number
+  readonly resolve: (entry: unknown[]) => void
   readonly reject: (error: unknown) => void
   readonly replied: (() => void) | undefined
 }
@@ -79,7 +81,7 @@ export class Batches {
   /**
    * Adds a request to its batch: `keys` are its rules' keys and block keys, `now` the instant it is decided at (''
    * for Redis's clock), `aroundMs` the time a calendar rule's boundaries are sent around. Settles with its entry of
-   * the reply (an array per rule, or the error the script gave for this request alone), or with the call's error.
+   * the reply (five numbers per rule), or with the error the script gave for this request alone, or the call's.
    */
   add(
     plan: Plan,
@@ -89,7 +91,7 @@ export class Batches {
     now: number | '',
     aroundMs: number,
     replied: (() => void) | undefined,
-  ): Promise<unknown> {
+  ): Promise<unknown[]> {
     const group = this.cluster ? keySlot(keys[0] as string) : 0
     let batch = this.open.get(group)
     if (batch === undefined) {
@@ -99,8 +101,8 @@ export class Batches {
     const set = batch.setOf(plan, aroundMs)
     for (let i = 0; i < keys.length; i++) batch.keys.push(keys[i] as string)
     batch.requestArgs.push(set, mode, cost, now)
-    const entry = new Promise<unknown>((resolve, reject) => {
-      ;(batch as Batch).pending.push({ resolve, reject, replied })
+    const entry = new Promise<unknown[]>((resolve, reject) => {
+      ;(batch as Batch).pending.push({ ruleCount: plan.ruleCount, resolve, reject, replied })
     })
     if (batch.pending.length >= MAX_BATCH_REQUESTS) {
       this.open.delete(group)
@@ -135,17 +137,24 @@ export class Batches {
     }
     sent.then(
       (reply) => {
-        if (!Array.isArray(reply) || reply.length !== pending.length) {
-          const error = new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
-          for (const request of pending) request.reject(error)
+        const unexpected = () => new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
+        if (!Array.isArray(reply)) {
+          for (const request of pending) request.reject(unexpected())
           return
         }
-        for (let i = 0; i < pending.length; i++) {
-          const entry: unknown = reply[i]
-          const request = pending[i] as Pending
-          // A string is the error of this request alone (see main.lua).
-          if (typeof entry === 'string') request.reject(new Error(entry))
-          else request.resolve(entry)
+        let at = 0
+        for (const request of pending) {
+          const entry: unknown = reply[at]
+          // A string is the error of this request alone (see main.lua); else five numbers per rule.
+          if (typeof entry === 'string') {
+            request.reject(new Error(entry))
+            at++
+          } else if (at + 5 * request.ruleCount <= reply.length) {
+            request.resolve(reply.slice(at, at + 5 * request.ruleCount))
+            at += 5 * request.ruleCount
+          } else {
+            request.reject(unexpected())
+          }
         }
       },
       (error: unknown) => {

@@ -10,7 +10,7 @@ export { blockKeys, type Mode, type Plan, planFor } from './plan'
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
-const FIELDS_PER_REPLY = 5
+const FIELDS_PER_RULE = 5
 
 // The probe of a node that failed: a write, so that a node that reads but cannot write (OOM, READONLY, MISCONF) is
 // not taken for recovered, on a key of its own that expires at once, in the slot of the key that failed.
@@ -102,25 +102,19 @@ function redisClockOf(error: unknown): number | undefined {
   return Number.isSafeInteger(ms) ? ms : undefined
 }
 
-/** A request's entry of the reply, one array per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. */
-function parseEntry(reply: unknown, ruleCount: number): Outcome[] {
-  if (!Array.isArray(reply) || reply.length !== ruleCount) throw unexpected(reply)
+/** A request's entry of the reply, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. */
+function parseEntry(entry: readonly unknown[], ruleCount: number): Outcome[] {
   const outcomes: Outcome[] = []
   for (let i = 0; i < ruleCount; i++) {
-    const fields: unknown = reply[i]
-    if (!Array.isArray(fields) || fields.length !== FIELDS_PER_REPLY) throw unexpected(reply)
-    const retryAfterMs = Number(fields[3])
+    const at = FIELDS_PER_RULE * i
+    const retryAfterMs = Number(entry[at + 3])
     outcomes.push({
-      allowed: fields[0] === 1,
-      remaining: Number(fields[1]),
-      resetMs: Number(fields[2]),
+      allowed: entry[at] === 1,
+      remaining: Number(entry[at + 1]),
+      resetMs: Number(entry[at + 2]),
       retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
-      delayMs: Number(fields[4]),
+      delayMs: Number(entry[at + 4]),
     })
   }
   return outcomes
-}
-
-function unexpected(reply: unknown): Error {
-  return new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
 }

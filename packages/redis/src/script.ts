@@ -27,12 +27,17 @@ export interface AlgorithmSource {
   readonly helper?: string
   /** How many numbers each call sends for a rule beyond its parameters: a calendar window's period boundaries. */
   readonly boundaries: number
+  /**
+   * Whether it reads and writes its key itself (`<name>_read`, `<name>_write`) instead of a value decoded and encoded
+   * whole: the sliding log, whose value grows with its limit.
+   */
+  readonly ownsKey?: boolean
 }
 
 /** Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them. */
 export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
   fw: { name: 'fixed_window', source: fixedWindow, boundaries: 0 },
-  sl: { name: 'sliding_log', source: slidingLog, boundaries: 0 },
+  sl: { name: 'sliding_log', source: slidingLog, boundaries: 0, ownsKey: true },
   sw: { name: 'sliding_window', source: slidingWindow, boundaries: 0 },
   tb: { name: 'token_bucket', source: tokenBucket, boundaries: 0 },
   lb: { name: 'leaky_bucket', source: leakyBucket, boundaries: 0 },
@@ -56,9 +61,12 @@ export function scriptFor(codes: readonly string[]): Script {
     throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
   }
   const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as AlgorithmSource)
-  const table = algorithms.map(({ name, boundaries }, i) => {
+  const table = algorithms.map(({ name, boundaries, ownsKey }, i) => {
     const outside = boundaries > 0 ? `, outside = ${name}_outside` : ''
-    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode, boundaries = ${boundaries}${outside} },`
+    const storage = ownsKey
+      ? `read = ${name}_read, write = ${name}_write`
+      : `decode = ${name}_decode, encode = ${name}_encode`
+    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, ${storage}, boundaries = ${boundaries}${outside} },`
   })
   const sources = algorithms.flatMap((a) => (a.helper === undefined ? [a.source] : [a.helper, a.source]))
   const source = [math, blocks, ...sources, ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]

@@ -9,9 +9,9 @@
 --       then per request: its rule set (from 1), mode ('charge' | 'peek' | 'refund'), cost, now (ms; '' = the Redis
 --       server's TIME).
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
--- Returns one entry per request: one array per rule (allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
--- never), delay_ms; Redis would truncate a fraction, so every number is a whole one), or a string when that request
--- failed alone:
+-- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
+-- never), delay_ms (Redis would truncate a fraction, so every number is a whole one); or one string when that request
+-- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it):
 -- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
 --   period); nothing is read or written, and the instance asks again with boundaries around that time.
 -- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
@@ -20,15 +20,26 @@
 -- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
 local extra_ttl_ms = tonumber(ARGV[1])
+-- Redis's clock, read once per batch: every request of a batch that takes Redis's time is decided at that instant, and
+-- every key expires by it. Redis 3.2 to 4 replicate a script that reads TIME only by its effects; 5 and later always do.
+if redis.replicate_commands ~= nil then redis.replicate_commands() end
+local time = redis.call('TIME')
+local redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 -- The instant of the request being decided.
 local now
 
--- Whether a decoded value is a state this script wrote: every number in it a whole one from 0 to 2^53, as all states
--- are, and the value exactly as long as those numbers (a longer or shorter one is something else).
-local function whole(n)
-  return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == math.floor(n)
+-- When a key whose state matters for `ms` more is to expire, by Redis's clock. PEXPIREAT rather than SET PX or PEXPIRE:
+-- Redis rewrites a relative expiry into an absolute one for its replicas and AOF, which costs it more than the write
+-- itself. Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole
+-- number below 10^14 ms (3 000 years from 1970) goes as it is.
+local function expire_at(ms)
+  local at = redis_now + ms + extra_ttl_ms
+  if at >= 1e14 then return string.format('%.0f', at) end
+  return at
 end
 
+-- Whether a decoded value is a state this script wrote: every number in it a whole one (see `whole`), as all states
+-- are, and the value exactly as long as those numbers (a longer or shorter one is something else).
 local function well_formed(value, expires_at, state)
   if not whole(expires_at) then return false end
   local numbers = 1
@@ -50,6 +61,12 @@ end
 -- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
 -- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm.
 local function read(key, algorithm)
+  if algorithm.read ~= nil then
+    -- An algorithm that reads its key itself (the sliding log, a view on a long value) says when its state expires.
+    local state, unusable = algorithm.read(key)
+    if state ~= nil and state.expires_at <= now then return nil end
+    return state, unusable
+  end
   local value = redis.pcall('GET', key)
   if type(value) == 'table' and value.err then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   if not value then return nil end
@@ -66,12 +83,12 @@ local function write(key, algorithm, state, reset_ms)
     redis.call('DEL', key)
     return
   end
-  local value = algorithm.encode(now + reset_ms, state)
-  -- Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole number
-  -- below 10^14 ms (3 000 years) goes as it is, which spares a string.format on every write.
-  local ttl_ms = reset_ms + extra_ttl_ms
-  if ttl_ms >= 1e14 then ttl_ms = string.format('%.0f', ttl_ms) end
-  redis.call('SET', key, value, 'PX', ttl_ms)
+  if algorithm.write ~= nil then
+    algorithm.write(key, state, now + reset_ms, expire_at(reset_ms))
+    return
+  end
+  redis.call('SET', key, algorithm.encode(now + reset_ms, state))
+  redis.call('PEXPIREAT', key, expire_at(reset_ms))
 end
 
 -- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; and how many keys a
@@ -105,24 +122,17 @@ for s = 1, tonumber(ARGV[2]) do
   sets[s] = rules
 end
 
--- Redis's clock, read once per batch: every request of a batch is decided at that instant.
-local server_now
-local function redis_now()
-  if server_now == nil then
-    -- Redis 3.2 to 4 replicate a script that reads TIME only by its effects; 5 and later always do.
-    if redis.replicate_commands ~= nil then redis.replicate_commands() end
-    local time = redis.call('TIME')
-    server_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  return server_now
-end
+-- The reply, and how many numbers it holds so far.
+local replies = {}
+local n = 0
 
--- One request: its rules, its keys from KEYS[first], its mode and cost, at `now`. Returns its reply entry.
+-- One request: its rules, its keys from KEYS[first], its mode and cost, at `now`. Appends its numbers to the reply,
+-- or raises the error of this request alone.
 local function decide(rules, first, mode, cost)
   local count = #rules
   for i = 1, count do
     local p = rules[i]
-    if p.boundaries ~= nil and p.algorithm.outside(p, now) then return 'SLUICE_CLOCK ' .. string.format('%.0f', now) end
+    if p.boundaries ~= nil and p.algorithm.outside(p, now) then error('SLUICE_CLOCK ' .. string.format('%.0f', now), 0) end
   end
   -- Per rule: its key's state, when its key's block ends and its block key (a rule with a block), then its step.
   local states, blocked_untils, block_keys, steps = {}, {}, {}, {}
@@ -130,7 +140,7 @@ local function decide(rules, first, mode, cost)
   for i = 1, count do
     local p = rules[i]
     local state, unusable = read(KEYS[first + i - 1], p.algorithm)
-    if unusable then return 'SLUICEKEY ' .. i .. ' ' .. unusable end
+    if unusable then error('SLUICEKEY ' .. i .. ' ' .. unusable, 0) end
     states[i] = state
     if p.block_ms > 0 then
       blocks = blocks + 1
@@ -138,7 +148,7 @@ local function decide(rules, first, mode, cost)
       block_keys[i] = block_key
       local blocked_until = redis.pcall('GET', block_key)
       if type(blocked_until) == 'table' and blocked_until.err then
-        return 'SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', block_key).ok
+        error('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', block_key).ok, 0)
       end
       blocked_untils[i] = tonumber(blocked_until)
     end
@@ -176,7 +186,8 @@ local function decide(rules, first, mode, cost)
           steps[i] = p.algorithm.step(states[i], now, cost, p, false)
         elseif p.block_ms > 0 and not is_blocked(blocked_untils[i], now) then
           local blocked_until = now + p.block_ms
-          redis.call('SET', block_keys[i], string.format('%.0f', blocked_until), 'PX', p.block_ms + extra_ttl_ms)
+          redis.call('SET', block_keys[i], string.format('%.0f', blocked_until))
+          redis.call('PEXPIREAT', block_keys[i], expire_at(p.block_ms))
           steps[i] = blocked_step(steps[i], now, blocked_until)
         end
       end
@@ -187,34 +198,42 @@ local function decide(rules, first, mode, cost)
     end
   end
 
-  local reply = {}
   for i = 1, count do
     local step = steps[i]
     local allowed, retry_after_ms = 0, step.retry_after_ms
     if step.allowed then allowed = 1 end
     if retry_after_ms == INFINITY then retry_after_ms = -1 end
-    reply[i] = { allowed, step.remaining, step.reset_ms, retry_after_ms, step.delay_ms }
+    n = n + 1
+    replies[n] = allowed
+    replies[n + 1] = step.remaining
+    replies[n + 2] = step.reset_ms
+    replies[n + 3] = retry_after_ms
+    replies[n + 4] = step.delay_ms
+    n = n + 4
   end
-  return reply
 end
 
 -- A request that fails (a Redis error in one of its commands) fails alone: the others of the batch go on.
-local function failure(error)
-  if type(error) == 'table' and error.err then return error.err end
-  return tostring(error)
+local function failure(problem)
+  if type(problem) == 'table' and problem.err then return problem.err end
+  return tostring(problem)
 end
 
-local replies = {}
 local first = 1
-local n = 0
-while at < #ARGV do
+local arguments = #ARGV
+while at < arguments do
   local rules = sets[tonumber(ARGV[at + 1])]
   local mode, cost, request_now = ARGV[at + 2], tonumber(ARGV[at + 3]), ARGV[at + 4]
   at = at + 4
-  if request_now == '' then now = redis_now() else now = tonumber(request_now) end
-  local ok, reply = pcall(decide, rules, first, mode, cost)
-  n = n + 1
-  if ok then replies[n] = reply else replies[n] = failure(reply) end
+  if request_now == '' then now = redis_now else now = tonumber(request_now) end
+  local before = n
+  local ok, problem = pcall(decide, rules, first, mode, cost)
+  if not ok then
+    -- The numbers of a rule that came before the failure are taken back: the request's entry is its error alone.
+    for i = n, before + 1, -1 do replies[i] = nil end
+    n = before + 1
+    replies[n] = failure(problem)
+  end
   first = first + rules.keys
 end
 return replies
