@@ -59,7 +59,8 @@ local function well_formed(value, expires_at, state)
 end
 
 -- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
--- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm.
+-- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm; third: when the
+-- state read expires.
 local function read(key, algorithm)
   if algorithm.read ~= nil then
     -- An algorithm that reads its key itself (the sliding log, a view on a long value) says when its state expires.
@@ -75,10 +76,13 @@ local function read(key, algorithm)
     return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm'
   end
   if expires_at <= now then return nil end
-  return state
+  return state, nil, expires_at
 end
 
-local function write(key, algorithm, state, reset_ms)
+-- Writes a key's new state, to expire `reset_ms` from now. A state that expires when the one read did (a fixed or
+-- sliding window within its window) is written over the old one in place, which keeps the key's expiry: setting an
+-- expiry costs Redis more than the write itself.
+local function write(key, algorithm, state, reset_ms, read_expires_at)
   if state == nil or reset_ms <= 0 then
     redis.call('DEL', key)
     return
@@ -87,7 +91,12 @@ local function write(key, algorithm, state, reset_ms)
     algorithm.write(key, state, now + reset_ms, expire_at(reset_ms))
     return
   end
-  redis.call('SET', key, algorithm.encode(now + reset_ms, state))
+  local expires_at = now + reset_ms
+  if expires_at == read_expires_at then
+    redis.call('SETRANGE', key, 0, algorithm.encode(expires_at, state))
+    return
+  end
+  redis.call('SET', key, algorithm.encode(expires_at, state))
   redis.call('PEXPIREAT', key, expire_at(reset_ms))
 end
 
@@ -134,14 +143,15 @@ local function decide(rules, first, mode, cost)
     local p = rules[i]
     if p.boundaries ~= nil and p.algorithm.outside(p, now) then error('SLUICE_CLOCK ' .. string.format('%.0f', now), 0) end
   end
-  -- Per rule: its key's state, when its key's block ends and its block key (a rule with a block), then its step.
-  local states, blocked_untils, block_keys, steps = {}, {}, {}, {}
+  -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a block), then its step.
+  local states, expiries, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}
   local blocks = first + count - 1
   for i = 1, count do
     local p = rules[i]
-    local state, unusable = read(KEYS[first + i - 1], p.algorithm)
+    local state, unusable, expires_at = read(KEYS[first + i - 1], p.algorithm)
     if unusable then error('SLUICEKEY ' .. i .. ' ' .. unusable, 0) end
     states[i] = state
+    expiries[i] = expires_at
     if p.block_ms > 0 then
       blocks = blocks + 1
       local block_key = KEYS[blocks]
@@ -163,7 +173,7 @@ local function decide(rules, first, mode, cost)
       else
         local step = p.algorithm.refund(states[i], now, cost, p)
         steps[i] = step
-        write(KEYS[first + i - 1], p.algorithm, step.state, step.reset_ms)
+        write(KEYS[first + i - 1], p.algorithm, step.state, step.reset_ms, expiries[i])
       end
     end
   else
@@ -193,7 +203,7 @@ local function decide(rules, first, mode, cost)
       end
     elseif charge then
       for i = 1, count do
-        write(KEYS[first + i - 1], rules[i].algorithm, steps[i].state, steps[i].reset_ms)
+        write(KEYS[first + i - 1], rules[i].algorithm, steps[i].state, steps[i].reset_ms, expiries[i])
       end
     end
   end
