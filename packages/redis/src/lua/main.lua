@@ -65,7 +65,10 @@ local function read(key, algorithm)
   if algorithm.read ~= nil then
     -- An algorithm that reads its key itself (the sliding log, a view on a long value) says when its state expires.
     local state, unusable = algorithm.read(key)
-    if state ~= nil and state.expires_at <= now then return nil end
+    if state ~= nil and state.expires_at <= now then
+      redis.call('DEL', key) -- gone for good, as below
+      return nil
+    end
     return state, unusable
   end
   local value = redis.pcall('GET', key)
@@ -75,7 +78,12 @@ local function read(key, algorithm)
   if not decoded or not well_formed(value, expires_at, state) then
     return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm'
   end
-  if expires_at <= now then return nil end
+  if expires_at <= now then
+    -- Gone for good, as when Redis expires it (the replay clock's keys outlive their expiry): a clock that then
+    -- stepped back must not bring the state back.
+    redis.call('DEL', key)
+    return nil
+  end
   return state, nil, expires_at
 end
 
@@ -143,7 +151,8 @@ local function decide(rules, first, mode, cost)
     local p = rules[i]
     if p.boundaries ~= nil and p.algorithm.outside(p, now) then error('SLUICE_CLOCK ' .. string.format('%.0f', now), 0) end
   end
-  -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a block), then its step.
+  -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a
+  -- block), then its step.
   local states, expiries, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}
   local blocks = first + count - 1
   for i = 1, count do
@@ -152,15 +161,23 @@ local function decide(rules, first, mode, cost)
     if unusable then error('SLUICEKEY ' .. i .. ' ' .. unusable, 0) end
     states[i] = state
     expiries[i] = expires_at
+    -- A refund leaves blocks alone, as MemoryStore.refund does (it does not even look at them).
     if p.block_ms > 0 then
       blocks = blocks + 1
-      local block_key = KEYS[blocks]
-      block_keys[i] = block_key
-      local blocked_until = redis.pcall('GET', block_key)
-      if type(blocked_until) == 'table' and blocked_until.err then
-        error('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', block_key).ok, 0)
+      if mode ~= 'refund' then
+        local block_key = KEYS[blocks]
+        block_keys[i] = block_key
+        local blocked_until = redis.pcall('GET', block_key)
+        if type(blocked_until) == 'table' and blocked_until.err then
+          error('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', block_key).ok, 0)
+        end
+        blocked_until = tonumber(blocked_until)
+        if blocked_until ~= nil and blocked_until <= now then
+          redis.call('DEL', block_key) -- an ended block stays ended, as a state that expired (see read)
+          blocked_until = nil
+        end
+        blocked_untils[i] = blocked_until
       end
-      blocked_untils[i] = tonumber(blocked_until)
     end
   end
 
@@ -201,8 +218,11 @@ local function decide(rules, first, mode, cost)
           steps[i] = blocked_step(steps[i], now, blocked_until)
         end
       end
-    elseif charge then
-      for i = 1, count do
+    end
+    -- Every new state is written: each rule's when all charged, else only those moved back to a clock that stepped
+    -- back.
+    for i = 1, count do
+      if steps[i].state ~= states[i] then
         write(KEYS[first + i - 1], rules[i].algorithm, steps[i].state, steps[i].reset_ms, expiries[i])
       end
     end

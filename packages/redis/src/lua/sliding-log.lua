@@ -27,9 +27,8 @@ local function sliding_log_entry(state, i)
   return entry[1], entry[2]
 end
 
--- Reads entries from..to (inclusive) with one GETRANGE, unless the first of them is known already.
+-- Reads entries from..to (inclusive) with one GETRANGE.
 local function sliding_log_load(state, from, to)
-  if state.entries[from] ~= nil then return end
   local bytes = redis.call('GETRANGE', state.key, SL_HEADER + SL_ENTRY * from, SL_HEADER + SL_ENTRY * (to + 1) - 1)
   local at = 1
   for i = from, to do
@@ -54,7 +53,24 @@ local function sliding_log_set(state, i, time, cum)
   state.writes[#state.writes + 1] = i
 end
 
+-- Time never runs backwards for a key: when the newest entry is later than now (the clock stepped back), every entry
+-- moves back by the same amount, so that the newest is now. Rare, so the live entries are read and written whole.
+local function sliding_log_as_of(state, now)
+  if state == nil or state.end_ <= state.start then return state end
+  local shift = now - sliding_log_entry(state, state.end_ - 1)
+  if shift >= 0 then return state end
+  if not state.fresh then sliding_log_load(state, state.start, state.end_ - 1) end
+  local moved = { key = state.key, start = state.start, end_ = state.end_, base = state.base, fresh = true,
+    entries = {}, writes = {} }
+  for i = state.start, state.end_ - 1 do
+    local time, cum = sliding_log_entry(state, i)
+    moved.entries[i] = { time + shift, cum }
+  end
+  return moved
+end
+
 local function sliding_log(state, now, cost, p, charge)
+  state = sliding_log_as_of(state, now)
   if state == nil then
     if cost > p.limit then
       return { state = state, allowed = false, remaining = p.limit, reset_ms = 0, retry_after_ms = INFINITY,
@@ -125,6 +141,7 @@ end
 -- reaches what is left, and that entry keeps only what is left.
 local function sliding_log_refund(state, now, cost, p)
   if state == nil or state.end_ <= state.start then return sliding_log(nil, now, 1, p, false) end
+  state = sliding_log_as_of(state, now)
   local _, total = sliding_log_entry(state, state.end_ - 1)
   local left = total - cost
   if left <= state.base then return sliding_log(nil, now, 1, p, false) end
