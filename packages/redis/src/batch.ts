@@ -3,8 +3,12 @@ import type { Mode, Plan } from './plan'
 import { type Script, scriptForMask } from './script'
 import { keySlot } from './slot'
 
-/** The most requests one call evaluates, so that one batch never holds Redis (which runs one script at a time) long. */
-export const MAX_BATCH_REQUESTS = 256
+/**
+ * The most requests one call evaluates, so that one batch never holds Redis (which runs one script at a time) long,
+ * and a burst's replies come back in several calls: each reply is evidence that Redis is answering (see
+ * deadlines.ts), and one reply for hundreds of decisions made a starved machine look like a silent Redis.
+ */
+export const MAX_BATCH_REQUESTS = 64
 
 /**
  * One script call, as the runner sends it: the script, its keys, and its other arguments; `replied` is told when Redis
