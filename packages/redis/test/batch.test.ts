@@ -34,15 +34,16 @@ async function calls(command: string): Promise<number> {
   return Number(match?.[1] ?? 0)
 }
 
-test('a hundred decisions made in one turn are one EVALSHA, each answered as if alone', async () => {
+test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, each answered as if alone', async () => {
   const limiter = createLimiter({
     algorithm: 'fixed-window',
     limit: 3,
     window: '1m',
     store: new RedisStore({ client }),
   })
-  const users = Array.from({ length: 20 }, (_, i) => `user:${i}`)
+  const users = Array.from({ length: MAX_BATCH_REQUESTS / 5 }, (_, i) => `user:${i}`)
   const decisions = await Promise.all(users.flatMap((user) => [1, 2, 3, 4, 5].map(() => limiter.consume(user))))
+  expect(users.length * 5).toBeGreaterThan(MAX_BATCH_REQUESTS / 2)
   expect(await calls('evalsha')).toBe(1)
   expect(await calls('eval')).toBe(0)
   // In arrival order: each user's first three are admitted (remaining 2, 1, 0), the other two refused.
