@@ -1,5 +1,5 @@
 import type { CalendarPeriod, CompiledRule, Outcome } from '@sluice/core/store'
-import type { Redis } from 'ioredis'
+import type { StoreClient } from './client'
 import { errorCode } from './errors'
 import { redisBlockKeyPrefix, redisKeyPrefix } from './keys'
 import { type Script, scriptFor } from './script'
@@ -84,7 +84,7 @@ const PROBE = "redis.call('SET', KEYS[1], '1', 'PX', 1000) return 1"
  */
 export class ScriptRunner {
   constructor(
-    private readonly client: Pick<Redis, 'evalsha' | 'eval'>,
+    private readonly client: Pick<StoreClient, 'evalsha' | 'eval'>,
     private readonly clock: (() => number) | undefined,
   ) {}
 
