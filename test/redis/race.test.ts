@@ -74,7 +74,7 @@ describe.each(CLIENT_KINDS)('instances on %s clients', (kind) => {
 
   beforeAll(async () => {
     workers = await Promise.all(Array.from({ length: PROCESSES }, () => startWorker(server.port, 0, kind)))
-  }, 60_000)
+  }, 120_000) // four TypeScript processes starting at once, on a machine that may be loaded
 
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.stop()))

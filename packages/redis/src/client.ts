@@ -19,7 +19,12 @@ export interface IoredisClient {
   readonly options?: object
 }
 
-/** The arguments of node-redis's `evalSha` and `eval`. */
+/**
+ * The arguments of node-redis's `evalSha` and `eval`: the keys apart from the rest, all as strings.
+ *
+ * @example
+ * await client.evalSha(sha, { keys: ['sluice:default:sw:{42}'], arguments: ['charge', '', '0', '1'] })
+ */
 export interface NodeRedisScriptOptions {
   keys: string[]
   arguments: string[]
