@@ -5,6 +5,7 @@ import { concurrencyLimit, rateLimit } from '@sluice/express'
 import { RedisLeaseStore, RedisStore } from '@sluice/redis'
 import type express from 'express'
 import Redis, { Cluster } from 'ioredis'
+import { createClient, createCluster } from 'redis'
 
 export function standalone(app: express.Express): void {
   // #region standalone
@@ -18,6 +19,28 @@ export function standalone(app: express.Express): void {
   app.use(rateLimit({ limit: 100, window: '1m', store }))
   app.post('/login', rateLimit({ name: 'login', limit: 5, window: '15m', store }))
   // #endregion standalone
+}
+
+export async function nodeRedis(app: express.Express): Promise<void> {
+  // #region node-redis
+  const client = createClient({
+    socket: { host: '10.0.0.5', reconnectStrategy: (retries) => Math.min(retries * 50, 500) },
+    disableOfflineQueue: true, // while disconnected, fail at once rather than queue
+  })
+  client.on('error', (error) => console.warn('redis:', error.message)) // node-redis throws errors nobody listens to
+  await client.connect()
+  const store = new RedisStore({ client })
+  app.use(rateLimit({ limit: 100, window: '1m', store }))
+
+  const cluster = createCluster({
+    rootNodes: [{ socket: { host: '10.0.0.5', port: 7000 } }],
+    defaults: { disableOfflineQueue: true }, // for every node's connection
+  })
+  cluster.on('error', (error) => console.warn('redis cluster:', error.message))
+  await cluster.connect()
+  const clusterStore = new RedisStore({ client: cluster })
+  // #endregion node-redis
+  void clusterStore
 }
 
 export function cluster(): void {

@@ -126,13 +126,13 @@ test.each<[string, () => unknown, string, string]>([
     'new RedisStore({})',
     () => new RedisStore(nothing as RedisStoreOptions),
     'client',
-    'is required: an ioredis Redis or Cluster',
+    'is required: an ioredis Redis or Cluster, or a node-redis client or cluster',
   ],
   [
     'new RedisLeaseStore({})',
     () => new RedisLeaseStore(nothing as RedisLeaseStoreOptions),
     'client',
-    'is required: an ioredis Redis or Cluster',
+    'is required: an ioredis Redis or Cluster, or a node-redis client or cluster',
   ],
 ])('%s: the missing option is named "is required"', async (_name, build, option, detail) => {
   const error = await refusal(build)
@@ -150,6 +150,6 @@ test('an option given with a wrong value is still described by what it accepts',
     'sluice: option "limit" must be a positive whole number (got 0)',
   )
   expect((await refusal(() => new RedisStore({ client: 42 } as never))).message).toMatch(
-    /^sluice: option "client" must be an ioredis Redis or Cluster .*\(got 42\)$/,
+    /^sluice: option "client" must be an ioredis Redis or Cluster, or a node-redis client or cluster .*\(got 42\)$/,
   )
 })

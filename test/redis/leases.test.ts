@@ -9,20 +9,24 @@ import { RedisLeaseStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import leaseSource from '../../packages/redis/src/lease.lua'
 import { LEASE_SCRIPT_SHA, leaseKeys } from '../../packages/redis/src/lease-store'
+import { CLIENT_KINDS, type KindClient, kindClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 import type { LeaseWorkerReply } from './workers/lease-worker'
 
 let server: RedisServer
 let client: Redis
+let nodeRedis: KindClient
 const figures: string[] = []
 
 beforeAll(async () => {
   server = await startRedis()
   client = new Redis({ host: server.host, port: server.port })
+  nodeRedis = await kindClient('node-redis', server.port)
 }, 60_000)
 
 afterAll(async () => {
   client?.disconnect()
+  nodeRedis?.close()
   await server?.stop()
   if (figures.length > 0) console.log(`lease figures:\n${figures.join('\n')}`)
 })
@@ -37,40 +41,48 @@ test('SCRIPT LOAD returns the SHA the store calls', async () => {
   expect(await client.script('LOAD', leaseSource)).toBe(LEASE_SCRIPT_SHA)
 })
 
-test('the script decides as the memory lease table, call for call, on a shared trace', async () => {
-  let now = 1_000_000
-  const clock = () => now
-  // A generous timeout, and no silent fallback: a slow answer on a loaded machine must not become a local decision.
-  const redis = new RedisLeaseStore({ client, clock, timeout: 10_000, onError: 'closed' })
-  const memory = new MemoryLeaseStore({ clock })
-  const scope: LeaseScope = { prefix: 'trace', name: 'diff', limits: [3, 5], global: true, leaseMs: 1000 }
-  const held: { key: string; holder: string }[] = []
-  let seed = 7
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) % 2 ** 31
-    return seed / 2 ** 31
-  }
-  for (let step = 0; step < 400; step++) {
-    now += Math.floor(random() * 120)
-    const action = random()
-    if (action < 0.55) {
-      const key = `k${Math.floor(random() * 3)}`
-      const holder = `h${step}`
-      const [fromRedis, fromMemory] = [await redis.acquire(scope, key, holder), memory.acquire(scope, key, holder)]
-      expect(fromRedis).toEqual(fromMemory)
-      if (fromMemory.allowed) held.push({ key, holder })
-    } else if (action < 0.8 && held.length > 0) {
-      const [{ key, holder }] = held.splice(Math.floor(random() * held.length), 1) as [{ key: string; holder: string }]
-      await redis.release(scope, key, holder)
-      memory.release(scope, key, holder)
-    } else if (held.length > 0) {
-      const { key } = held[0] as { key: string }
-      const holders = held.filter((h) => h.key === key).map((h) => h.holder)
-      await redis.renew(scope, key, holders)
-      memory.renew(scope, key, holders)
+test.each(CLIENT_KINDS)(
+  'the script decides as the memory lease table, call for call, on a shared trace (%s)',
+  async (kind) => {
+    let now = 1_000_000
+    const clock = () => now
+    // A fresh script cache: the first call is answered NOSCRIPT and loads the script, through either client.
+    await client.script('FLUSH')
+    const storeClient = kind === 'ioredis' ? client : nodeRedis.client
+    // A generous timeout, and no silent fallback: a slow answer on a loaded machine must not become a local decision.
+    const redis = new RedisLeaseStore({ client: storeClient, clock, timeout: 10_000, onError: 'closed' })
+    const memory = new MemoryLeaseStore({ clock })
+    const scope: LeaseScope = { prefix: `trace-${kind}`, name: 'diff', limits: [3, 5], global: true, leaseMs: 1000 }
+    const held: { key: string; holder: string }[] = []
+    let seed = 7
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed / 2 ** 31
     }
-  }
-})
+    for (let step = 0; step < 400; step++) {
+      now += Math.floor(random() * 120)
+      const action = random()
+      if (action < 0.55) {
+        const key = `k${Math.floor(random() * 3)}`
+        const holder = `h${step}`
+        const [fromRedis, fromMemory] = [await redis.acquire(scope, key, holder), memory.acquire(scope, key, holder)]
+        expect(fromRedis).toEqual(fromMemory)
+        if (fromMemory.allowed) held.push({ key, holder })
+      } else if (action < 0.8 && held.length > 0) {
+        const [{ key, holder }] = held.splice(Math.floor(random() * held.length), 1) as [
+          { key: string; holder: string },
+        ]
+        await redis.release(scope, key, holder)
+        memory.release(scope, key, holder)
+      } else if (held.length > 0) {
+        const { key } = held[0] as { key: string }
+        const holders = held.filter((h) => h.key === key).map((h) => h.holder)
+        await redis.renew(scope, key, holders)
+        memory.renew(scope, key, holders)
+      }
+    }
+  },
+)
 
 test('every table gets an expiry; NOSCRIPT after SCRIPT FLUSH is answered by loading the script again', async () => {
   const store = new RedisLeaseStore({ client, timeout: 10_000, onError: 'closed' })

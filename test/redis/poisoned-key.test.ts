@@ -8,7 +8,7 @@ import express from 'express'
 import type Redis from 'ioredis'
 import request from 'supertest'
 import { redisBlockKeyPrefix, redisKey, redisKeyOf } from '../../packages/redis/src/keys'
-import { recommendedClient } from '../../scripts/redis-clients'
+import { type ClientKind, type KindClient, kindClient, recommendedClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 
 const LIMIT = 3
@@ -16,17 +16,20 @@ const REQUESTS = 6
 
 let server: RedisServer
 let client: Redis
+let nodeRedis: KindClient
 const figures: string[] = []
 
 beforeAll(async () => {
   server = await startRedis()
   client = await recommendedClient(server.port)
+  nodeRedis = await kindClient('node-redis', server.port)
 })
 
 beforeEach(() => client.flushdb())
 
 afterAll(async () => {
   client?.disconnect()
+  nodeRedis?.close()
   await server?.stop()
   if (figures.length > 0) console.log(`poisoned-key figures:\n${figures.join('\n')}`)
 })
@@ -37,13 +40,21 @@ const POISONS: readonly [string, (key: string) => Promise<unknown>][] = [
   ['bytes that are no rate-limit state (SET)', (key) => client.set(key, Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00]))],
 ]
 
-describe.each<FailurePolicy>(['closed', 'local'])("store onError '%s'", (storePolicy) => {
+describe.each<[ClientKind, FailurePolicy]>([
+  ['ioredis', 'closed'],
+  ['ioredis', 'local'],
+  ['node-redis', 'local'],
+])("%s, store onError '%s'", (kind, storePolicy) => {
   test.each(POISONS)(
     'a key holding %s fails its own requests only, logged once; everyone else is decided by Redis',
     async (_, poison) => {
       const lines: string[] = []
       const logger = { warn: (m: string) => lines.push(m), error: (m: string) => lines.push(m), info: () => {} }
-      const store = new RedisStore({ client, onError: storePolicy, logger })
+      const store = new RedisStore({
+        client: kind === 'ioredis' ? client : nodeRedis.client,
+        onError: storePolicy,
+        logger,
+      })
       const limit = rateLimit({ limit: LIMIT, window: '1m', store, logger, key: (req) => String(req.query['user']) })
       const app = express()
       app.get('/', limit, (_req, res) => {
@@ -60,7 +71,7 @@ describe.each<FailurePolicy>(['closed', 'local'])("store onError '%s'", (storePo
           statuses[user]?.push((await request(app).get(`/?user=${user}`)).status)
         }
       }
-      figures.push(`  ${storePolicy}, ${_}: ${JSON.stringify(statuses)}; log: ${JSON.stringify(lines)}`)
+      figures.push(`  ${kind}, ${storePolicy}, ${_}: ${JSON.stringify(statuses)}; log: ${JSON.stringify(lines)}`)
 
       // The HTTP layer's onError ('closed' by default) answers the poisoned key's requests: 503, never a local count.
       expect(statuses['mallory']).toEqual(Array(REQUESTS).fill(503))

@@ -2,6 +2,7 @@
 // and talks to them over IPC.
 import { type ChildProcess, fork } from 'node:child_process'
 import { join } from 'node:path'
+import type { ClientKind } from '../../scripts/redis-clients'
 import type { WorkerCommand, WorkerReply } from './workers/limiter-worker'
 
 export interface Worker {
@@ -13,9 +14,12 @@ export interface Worker {
   stop(): Promise<void>
 }
 
-/** Starts a worker on the redis-server at `port`, its own clock shifted by `skewMs`. */
-export async function startWorker(port: number, skewMs = 0): Promise<Worker> {
-  const child = fork(join(__dirname, 'workers/limiter-worker.ts'), [String(port), String(skewMs)], {
+/**
+ * Starts a worker on the redis-server at `port`, its own clock shifted by `skewMs`, its RedisStore on a client of
+ * `kind`.
+ */
+export async function startWorker(port: number, skewMs = 0, kind: ClientKind = 'ioredis'): Promise<Worker> {
+  const child = fork(join(__dirname, 'workers/limiter-worker.ts'), [String(port), String(skewMs), kind], {
     execArgv: ['--require', join(__dirname, 'workers/lua-text.cjs'), '--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })

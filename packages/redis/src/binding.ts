@@ -7,7 +7,7 @@ import {
   decisionOf,
   type FailurePolicy,
 } from '@sluice/core/store'
-import type { Redis } from 'ioredis'
+import type { StoreClient } from './client'
 import { applyBySlot, groupBySlot, pick } from './cluster'
 import { keyProblem, reachOf } from './errors'
 import { Away } from './health'
@@ -19,7 +19,7 @@ import { blockKeys, type Mode, type Plan, planFor, type ScriptRunner } from './s
 
 /** What every binding of one RedisStore shares. */
 export interface RedisShared {
-  readonly client: Pick<Redis, 'del'>
+  readonly client: Pick<StoreClient, 'del'>
   readonly cluster: boolean
   readonly onError: FailurePolicy
   readonly runner: ScriptRunner

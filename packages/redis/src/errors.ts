@@ -16,19 +16,24 @@ export type Reach = 'key' | 'slot' | 'node'
 
 const KEY_CODES = new Set(['SLUICEKEY', 'WRONGTYPE'])
 const SLOT_CODES = new Set(['TRYAGAIN', 'MOVED', 'ASK'])
-// ioredis Cluster wraps the error a command ended on once it has retried it `maxRedirections` times.
+// ioredis Cluster wraps the error a command ended on once it has retried it `maxRedirections` times, in its message;
+// node-redis (MaxCommandRedirectionsError) as its `cause`.
 const REDIRECTIONS = 'Too many Cluster redirections. Last error: '
+const NODE_REDIS_REDIRECTIONS = 'Too many Cluster redirections'
 const ERROR_CLASS = /^[A-Za-z]*Error: /
 
 /**
- * The code of a Redis error reply (its first word: `NOSCRIPT`, `TRYAGAIN`, ...), also inside ioredis's "Too many
- * Cluster redirections" error; '' for anything else.
+ * The code of a Redis error reply (its first word: `NOSCRIPT`, `TRYAGAIN`, ...), as ioredis (`ReplyError`) and
+ * node-redis (`ErrorReply`) both give it, also inside their "Too many Cluster redirections" errors; '' for anything
+ * else.
  *
  * @example
  * errorCode(new Error('Too many Cluster redirections. Last error: ReplyError: NOSCRIPT No matching script')) // 'NOSCRIPT'
+ * errorCode(new Error('Too many Cluster redirections', { cause: new Error('MOVED 3999 127.0.0.1:7002') })) // 'MOVED'
  */
 export function errorCode(error: unknown): string {
   if (!(error instanceof Error)) return ''
+  if (error.message === NODE_REDIS_REDIRECTIONS && error.cause instanceof Error) return errorCode(error.cause)
   let { message } = error
   if (message.startsWith(REDIRECTIONS)) message = message.slice(REDIRECTIONS.length).replace(ERROR_CLASS, '')
   const code = /^[A-Z]+(?= |$)/.exec(message)

@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto'
 import {
-  describeValue,
   type FailurePolicy,
-  InvalidOptionError,
   type LeaseOutcome,
   type LeaseScope,
   type LeaseStore,
@@ -11,18 +9,21 @@ import {
   StoreUnavailableError,
 } from '@sluice/core'
 import { checkFunction, checkLogger, checkObject, checkOneOf, checkWholeNumber } from '@sluice/core/store'
-import type { Redis } from 'ioredis'
+import { type IoredisClient, type NodeRedisClient, type StoreClient, storeClientOf } from './client'
 import { BACKSTOP_TIMEOUTS, Deadlines } from './deadlines'
+import { errorCode } from './errors'
 import { escapeKey, escapePrefix } from './keys'
 import leaseSource from './lease.lua'
 
 /**
- * The part of an ioredis client the lease store uses: a `Redis` or a `Cluster`.
+ * The client the lease store uses: an ioredis `Redis` or `Cluster`, or a node-redis client or cluster (it calls
+ * `evalsha`, node-redis's `evalSha`, and `eval`).
  *
  * @example
  * const client: RedisLeaseClient = new Redis()
+ * const other: RedisLeaseClient = await createClient({ disableOfflineQueue: true }).connect()
  */
-export type RedisLeaseClient = Pick<Redis, 'evalsha' | 'eval'>
+export type RedisLeaseClient = IoredisClient | NodeRedisClient
 
 /**
  * Options of {@link RedisLeaseStore}.
@@ -67,7 +68,7 @@ const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
  * const inFlight = createConcurrencyLimiter({ limit: 30, lease: '30s', store: new RedisLeaseStore({ client: new Redis() }) })
  */
 export class RedisLeaseStore implements LeaseStore {
-  private readonly client: RedisLeaseClient
+  private readonly client: StoreClient
   private readonly deadlines: Deadlines
   private readonly onError: FailurePolicy
   private readonly logger: Logger
@@ -77,14 +78,8 @@ export class RedisLeaseStore implements LeaseStore {
 
   constructor(options: RedisLeaseStoreOptions) {
     checkObject(options, 'options', 'with a client')
-    const { client, timeout = 100, onError = 'local', logger = console, clock } = options
-    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
-    if (typeof client?.evalsha !== 'function' || typeof client.eval !== 'function') {
-      throw new InvalidOptionError(
-        'client',
-        `must be an ioredis Redis or Cluster (with evalsha and eval) (got ${describeValue(client)})`,
-      )
-    }
+    const { timeout = 100, onError = 'local', logger = console, clock } = options
+    const client = storeClientOf(options.client)
     checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
     checkOneOf(onError, 'onError', POLICIES)
     checkLogger(logger)
@@ -128,7 +123,7 @@ export class RedisLeaseStore implements LeaseStore {
     args.push(...rest)
     const reply = await this.deadlines.run(() =>
       this.client.evalsha(SCRIPT.sha, keys.length, ...args).catch((error: unknown) => {
-        if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error
+        if (errorCode(error) !== 'NOSCRIPT') throw error
         return this.client.eval(SCRIPT.source, keys.length, ...args)
       }),
     )

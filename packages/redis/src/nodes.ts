@@ -1,14 +1,9 @@
+import type { StoreClient } from './client'
 import { NodeHealth, type NodeOptions } from './health'
 import { keySlot } from './slot'
 
 /** What {@link Nodes} reads of a client: on a Cluster, its slot map and how to refresh it. */
-export interface NodeMap {
-  readonly isCluster?: boolean
-  /** ioredis Cluster: per slot, the addresses of its master and replicas ('host:port'). */
-  readonly slots?: readonly (readonly string[] | undefined)[]
-  /** ioredis Cluster: asks a node for the slot map again. */
-  refreshSlotsCache?(callback?: (error?: Error | null) => void): void
-}
+export type NodeMap = Pick<StoreClient, 'isCluster' | 'masterOf' | 'refreshSlots'>
 
 /** The options every node shares; each node adds its label and the hooks of this map. */
 export type SharedNodeOptions = Omit<NodeOptions, 'label' | 'inCluster' | 'refresh' | 'onAway' | 'onBack'>
@@ -34,7 +29,7 @@ export class Nodes {
     private readonly client: NodeMap,
     private readonly options: SharedNodeOptions,
   ) {
-    if (client.isCluster !== true) this.single = this.create('Redis', false)
+    if (!client.isCluster) this.single = this.create('Redis', false)
   }
 
   /** The node that serves `redisKey`; sends the probes that are due, for every node that is away. */
@@ -42,7 +37,7 @@ export class Nodes {
     // A failed master's keys may now live elsewhere, so its probe cannot wait for requests to map to it.
     if (this.away.size > 0) for (const node of this.away) node.tick()
     if (this.single !== undefined) return this.single
-    const address = this.client.slots?.[keySlot(redisKey)]?.[0] ?? NO_SLOT_MAP
+    const address = this.client.masterOf(keySlot(redisKey)) ?? NO_SLOT_MAP
     let node = this.byAddress.get(address)
     if (node === undefined) {
       node = this.create(`Redis Cluster node ${address}`, true)
@@ -61,9 +56,9 @@ export class Nodes {
       ...this.options,
       label,
       inCluster,
-      // The client follows a failover only once it learns the new slot map; ioredis asks for it on MOVED, which a
-      // node that stopped answering never sends.
-      refresh: () => this.client.refreshSlotsCache?.(() => {}),
+      // The client follows a failover only once it learns the new slot map; it asks for it on MOVED, which a node that
+      // stopped answering never sends.
+      refresh: () => this.client.refreshSlots(),
       onAway: (node) => this.away.add(node),
       onBack: (node) => this.away.delete(node),
     })

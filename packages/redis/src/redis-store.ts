@@ -7,32 +7,31 @@ import {
   checkObject,
   checkOneOf,
   checkWholeNumber,
-  describeValue,
   type FailurePolicy,
-  InvalidOptionError,
   KeySpaces,
   type Logger,
   MemoryStore,
   type Store,
 } from '@sluice/core/store'
-import type { Redis } from 'ioredis'
 import { RedisBinding, type RedisShared } from './binding'
+import { type IoredisClient, type NodeRedisClient, storeClientOf } from './client'
 import { warnAboutClientOptions } from './client-options'
 import { BACKSTOP_TIMEOUTS } from './deadlines'
 import { KeyErrors } from './key-errors'
-import { type NodeMap, Nodes } from './nodes'
+import { Nodes } from './nodes'
 import { Rejections } from './rejections'
 import { ScriptRunner } from './script-runner'
 
 /**
- * The part of an ioredis client the store uses. A `Redis` and a `Cluster` both fit: `isCluster` (which both carry)
- * tells the store to split stacked rules by slot; a Cluster's `slots` map says which master serves a key, and
- * `refreshSlotsCache` learns that map again after a master stopped answering. `options` are checked once.
+ * The client a store uses: an ioredis `Redis` or `Cluster`, or a node-redis client (`createClient()`) or cluster
+ * (`createCluster()`). The store calls only `evalsha` (node-redis: `evalSha`), `eval` and `del`, reads a Cluster's slot
+ * map and asks for it again after a master stopped answering; the client's options are checked once.
  *
  * @example
  * const client: RedisStoreClient = new Cluster([{ host: '10.0.0.5', port: 7000 }])
+ * const other: RedisStoreClient = await createClient({ disableOfflineQueue: true }).connect()
  */
-export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'del'> & NodeMap & { readonly options?: object }
+export type RedisStoreClient = IoredisClient | NodeRedisClient
 
 /**
  * Options of {@link RedisStore}.
@@ -42,8 +41,9 @@ export type RedisStoreClient = Pick<Redis, 'evalsha' | 'eval' | 'del'> & NodeMap
  */
 export interface RedisStoreOptions {
   /**
-   * An ioredis `Redis` or `Cluster` (or anything with the same `evalsha`, `eval` and `del`). The store warns once when
-   * its options let a call the store gave up on reach Redis later (see "Client options" in the README).
+   * An ioredis `Redis` or `Cluster`, or a node-redis client or cluster (anything with the same `evalsha`, `eval` and
+   * `del`, or node-redis's `evalSha`, `eval` and `del`). The store warns once when its options let a call the store
+   * gave up on reach Redis later (see "Client options" in the README).
    */
   client: RedisStoreClient
   /**
@@ -124,18 +124,8 @@ export class RedisStore implements Store {
 
   constructor(options: RedisStoreOptions) {
     checkObject(options, 'options', 'with a client')
-    const { client, timeout = 100, onError = 'local', logger = console, clock } = options as ReplayOptions
-    if (client === undefined) throw new InvalidOptionError('client', 'is required: an ioredis Redis or Cluster')
-    if (
-      client === null ||
-      typeof client !== 'object' ||
-      !(['evalsha', 'eval', 'del'] as const).every((method) => typeof client[method] === 'function')
-    ) {
-      throw new InvalidOptionError(
-        'client',
-        `must be an ioredis Redis or Cluster (with evalsha, eval and del) (got ${describeValue(client)})`,
-      )
-    }
+    const { timeout = 100, onError = 'local', logger = console, clock } = options as ReplayOptions
+    const client = storeClientOf(options.client)
     this.timeout = checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
     this.onError = checkOneOf(onError, 'onError', ['local', 'open', 'closed'] as const)
     const probeIntervalMs = checkWholeNumber(options.probeIntervalMs ?? 250, 'probeIntervalMs', {
@@ -152,7 +142,7 @@ export class RedisStore implements Store {
     const runner = new ScriptRunner(client, clock, client.isCluster === true)
     this.shared = {
       client,
-      cluster: client.isCluster === true,
+      cluster: client.isCluster,
       onError: this.onError,
       runner,
       nodes: new Nodes(client, {

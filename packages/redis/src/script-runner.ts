@@ -1,6 +1,6 @@
 import type { Outcome } from '@sluice/core/store'
-import type { Redis } from 'ioredis'
 import { Batches } from './batch'
+import type { StoreClient } from './client'
 import { errorCode } from './errors'
 import { blockKeys, type Mode, type Plan } from './plan'
 import type { Script } from './script'
@@ -29,7 +29,7 @@ export class ScriptRunner {
   private readonly batches: Batches
 
   constructor(
-    private readonly client: Pick<Redis, 'evalsha' | 'eval'>,
+    private readonly client: Pick<StoreClient, 'evalsha' | 'eval'>,
     private readonly clock: (() => number) | undefined,
     cluster = false,
   ) {

@@ -1,3 +1,10 @@
+import {
+  ClientClosedError,
+  ClientOfflineError,
+  ErrorReply,
+  MaxCommandRedirectionsError,
+  SocketClosedUnexpectedlyError,
+} from 'redis'
 import { CallExpired } from '../src/deadlines'
 import { errorCode, keyProblem, reachOf } from '../src/errors'
 
@@ -57,4 +64,19 @@ test('a key error names the rule (counting from 0 here) and what the key holds',
     index: 0,
     holds: 'holds a value of the wrong type',
   })
+})
+
+test("node-redis's errors are classified as ioredis's: its reply errors by their code, also inside its redirection error", () => {
+  expect(reachOf(new ErrorReply('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe('key')
+  expect(reachOf(new ErrorReply('SLUICEKEY 1 holds a list'))).toBe('key')
+  expect(reachOf(new ErrorReply('TRYAGAIN Multiple keys request during rehashing of slot'))).toBe('slot')
+  expect(errorCode(new ErrorReply('NOSCRIPT No matching script. Please use EVAL.'))).toBe('NOSCRIPT')
+  // node-redis gives up on a key after maxCommandRedirections MOVED/ASK replies, the last one as the cause.
+  expect(reachOf(new MaxCommandRedirectionsError(new ErrorReply('MOVED 3999 127.0.0.1:7002')))).toBe('slot')
+  expect(reachOf(new MaxCommandRedirectionsError(new ErrorReply('ASK 3999 127.0.0.1:7002')))).toBe('slot')
+  expect(reachOf(new ErrorReply('CLUSTERDOWN Hash slot not served'))).toBe('node')
+  // A connection that is down, or dropped with the call on it, concerns the node.
+  expect(reachOf(new ClientOfflineError())).toBe('node')
+  expect(reachOf(new ClientClosedError())).toBe('node')
+  expect(reachOf(new SocketClosedUnexpectedlyError())).toBe('node')
 })

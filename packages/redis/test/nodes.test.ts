@@ -1,4 +1,4 @@
-// The nodes of a store and their separate health, on a slot map as ioredis Cluster keeps it. The calls here are plain
+// The nodes of a store and their separate health, on a slot map (the master of each slot, as the client knows it). The calls here are plain
 // promises: what is tested is which node a key belongs to and what one node's outage does to the others.
 import { Away } from '../src/health'
 import { type NodeMap, Nodes, type SharedNodeOptions } from '../src/nodes'
@@ -34,8 +34,8 @@ function clusterMap() {
   let refreshes = 0
   const map: NodeMap = {
     isCluster: true,
-    slots,
-    refreshSlotsCache: () => {
+    masterOf: (slot) => slots[slot]?.[0],
+    refreshSlots: () => {
       refreshes++
     },
   }
@@ -47,7 +47,7 @@ const refused = () => Promise.reject(new Error('connect ECONNREFUSED'))
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
 test('a single Redis is one node for every key', () => {
-  const { nodes } = setUp({})
+  const { nodes } = setUp({ isCluster: false, masterOf: () => undefined, refreshSlots: () => {} })
   expect(nodes.forKey(A)).toBe(nodes.forKey(B))
   expect([...nodes.all()]).toHaveLength(1)
 })
