@@ -8,7 +8,7 @@ import { keySlot } from './slot'
  * and a burst's replies come back in several calls: each reply is evidence that Redis is answering (see
  * deadlines.ts), and one reply for hundreds of decisions made a starved machine look like a silent Redis.
  */
-export const MAX_BATCH_REQUESTS = 64
+export const MAX_BATCH_REQUESTS = 16
 
 /**
  * One script call, as the runner sends it: the script, its keys, and its other arguments; `replied` is told when Redis
