@@ -2,6 +2,7 @@
 // instants through a MemoryStore (the reference) and a RedisStore must give identical outcomes, op for op.
 import {
   type AlgorithmName,
+  type BucketAlgorithmName,
   type CompiledRule,
   createLimiter,
   type Decision,
@@ -128,7 +129,7 @@ function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
       if (spec.algorithm === 'calendar-window') return { ...rule, ...spec.period }
       const algorithm = spec.algorithm === 'leaky-queue' ? 'leaky-bucket' : spec.algorithm
       return BUCKETS.includes(spec.algorithm) && spec.rate !== undefined
-        ? { ...rule, algorithm, rate: spec.rate }
+        ? { ...rule, algorithm: algorithm as BucketAlgorithmName, rate: spec.rate }
         : { ...rule, algorithm, window: spec.window }
     }),
   }).rules

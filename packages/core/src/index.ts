@@ -9,7 +9,26 @@ export { createLimiter, type Limiter, type LimiterOptions, RateLimitError, type 
 export type { Logger } from './logger'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export type {
+  BucketAlgorithmName,
+  InheritedBucketRuleOptions,
+  InsideEachRule,
+  LimiterCommonOptions,
+  NotWithPeriod,
+  NotWithRules,
+  QuotaLimiterOptions,
+  QuotaRuleOptions,
+  RateBucketLimiterOptions,
+  RateBucketRuleOptions,
+  RateNeedsABucket,
+  RuleOptions,
+  StackedBucketLimiterOptions,
+  StackedLimiterOptions,
+  TimeZoneNeedsAPeriod,
+  WindowLimiterOptions,
+  WindowRuleOptions,
+} from './options'
 export * from './protect'
-export type { CompiledRule, RuleOptions } from './rules'
+export type { CompiledRule } from './rules'
 // The rest of a store author's kit (BoundStore, decisionOf, KeySpaces...) is in @sluice/core/store.
 export { committed, evaluateRules, type FailurePolicy, type Outcome, type Store } from './store'

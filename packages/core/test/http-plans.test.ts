@@ -67,7 +67,8 @@ describe('limit and window functions', () => {
     ['a bucket whose window is a function', { algorithm: 'token-bucket', limit: 5, window: () => '1m' }, 'window'],
     [
       'a quota whose window is a function',
-      { rules: [{ name: 'q', limit: 5, period: 'day', window: () => '1d' }] },
+      // A quota's window is a compile error too: this checks what JavaScript gets.
+      { rules: [{ name: 'q', limit: 5, period: 'day', window: (() => '1d') as never }] },
       'rules[0].window',
     ],
     ['a plan that is not a number or function', { limit: '5' as unknown as number, window: '1m' }, 'limit'],

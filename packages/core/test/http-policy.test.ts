@@ -76,7 +76,7 @@ describe('createHttpPolicy options', () => {
   it.each(invalid)('names %s', (option, options, message) => {
     let thrown: unknown
     try {
-      createHttpPolicy(options as HttpLimitOptions<Req, Res>, adapter)
+      createHttpPolicy(options as never, adapter)
     } catch (error) {
       thrown = error
     }

@@ -29,7 +29,15 @@ declare global {
  *   onRejected: (_req, res, decision) => res.status(429).send(`Slow down: ${decision.retryAfterMs} ms`),
  * }
  */
-export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Response> {
+export type ExpressRateLimitOptions = HttpLimitOptions<Request, Response> & ExpressOwnOptions
+
+/**
+ * What {@link rateLimit} takes beyond the shared HTTP options.
+ *
+ * @example
+ * const own: ExpressOwnOptions = { onRejected: (_req, res) => { res.status(429).send('Slow down') } }
+ */
+export interface ExpressOwnOptions {
   /**
    * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.
    * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.

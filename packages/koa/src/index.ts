@@ -30,7 +30,15 @@ declare module 'koa' {
  *   refund: (_ctx, res) => res.statusCode >= 500,
  * }
  */
-export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerResponse> {
+export type KoaRateLimitOptions = HttpLimitOptions<Context, ServerResponse> & KoaOwnOptions
+
+/**
+ * What {@link rateLimit} takes beyond the shared HTTP options.
+ *
+ * @example
+ * const own: KoaOwnOptions = { onRejected: (ctx) => { ctx.status = 429; ctx.body = 'Slow down' } }
+ */
+export interface KoaOwnOptions {
   /**
    * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.
    * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
