@@ -7,8 +7,8 @@ import {
   createLimiter,
   type Decision,
   MemoryStore,
-  type Outcome,
 } from '@sluice/core'
+import type { Outcome } from '@sluice/core/store'
 import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'

@@ -27,7 +27,7 @@ function messagesByLine(): Map<number, string> {
 }
 
 const lines = readFileSync(join(WRONG, 'options.ts'), 'utf8').split('\n')
-const lineOf = (code: string) => lines.findIndex((line) => line === code) + 1
+const lineOf = (code: string) => lines.indexOf(code) + 1
 
 test('each option mistake is a compile error whose message names the option', () => {
   const messages = messagesByLine()

@@ -9,6 +9,15 @@ export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnav
 export { checkLogger, type Logger } from './logger'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export {
+  acquireLeases,
+  type LeaseOutcome,
+  type LeaseScope,
+  type LeaseStore,
+  type LeaseTable,
+  MemoryLeaseStore,
+  type MemoryLeaseStoreOptions,
+} from './protect'
 export type { CompiledRule } from './rules'
 export {
   type BindOptions,

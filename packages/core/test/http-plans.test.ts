@@ -1,15 +1,8 @@
 // Per-request policy at the HTTP layer, below the adapters: limit and window functions, allow and deny lists, and the
 // handle, with their errors (a clear error where the bad value arrives, never a wrong decision).
 import { EventEmitter } from 'node:events'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  type HttpLimitOptions,
-  InvalidOptionError,
-  MemoryStore,
-  type RequestFacts,
-  rateLimitHandle,
-} from '../src'
+import { type HttpLimitOptions, InvalidOptionError, MemoryStore } from '../src'
+import { createHttpPolicy, type HttpAdapter, type RequestFacts, rateLimitHandle } from '../src/internal-index'
 
 interface Req {
   readonly headers: Record<string, string | undefined>

@@ -1,15 +1,12 @@
 import { EventEmitter } from 'node:events'
+import { type HttpLimitOptions, InvalidOptionError, MemoryStore, type Store } from '../src'
 import {
   createHttpPolicy,
   type HttpAdapter,
-  type HttpLimitOptions,
   type HttpVerdict,
-  InvalidOptionError,
-  MemoryStore,
   type RequestFacts,
-  type Store,
   writeVerdict,
-} from '../src'
+} from '../src/internal-index'
 
 interface Req {
   readonly headers: Record<string, string | undefined>

@@ -1,11 +1,5 @@
-import {
-  createConcurrencyLimiter,
-  createConcurrencyPolicy,
-  createShedder,
-  createShedPolicy,
-  InvalidOptionError,
-  type ShedderOptions,
-} from '@sluice/core'
+import { createConcurrencyLimiter, createShedder, InvalidOptionError, type ShedderOptions } from '@sluice/core'
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
 
 function optionAtFault(build: () => unknown): { option: string; message: string } {
   try {

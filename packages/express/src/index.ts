@@ -1,13 +1,11 @@
+import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
 import {
   createHttpPolicy,
-  type Decision,
   type HttpAdapter,
-  type HttpLimitOptions,
-  type RateLimitHandle,
   type RequestFacts,
   rateLimitHandle,
   writeVerdict,
-} from '@sluice/core'
+} from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 declare global {

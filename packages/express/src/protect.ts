@@ -1,12 +1,5 @@
-import {
-  type ConcurrencyLimiter,
-  createConcurrencyPolicy,
-  createShedPolicy,
-  type HttpConcurrencyOptions,
-  type HttpShedOptions,
-  type ProtectVerdict,
-  type Shedder,
-} from '@sluice/core'
+import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
+import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
 /**

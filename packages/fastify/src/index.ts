@@ -1,17 +1,19 @@
 import {
-  createHttpPolicy,
   type Decision,
-  type HttpAdapter,
   type HttpCommonOptions,
   type HttpLimitOptions,
   type HttpRuleDefaults,
   InvalidOptionError,
   MemoryStore,
   type RateLimitHandle,
+} from '@sluice/core'
+import {
+  createHttpPolicy,
+  type HttpAdapter,
   type RequestFacts,
   rateLimitHandle,
   writeVerdict,
-} from '@sluice/core'
+} from '@sluice/core/internal'
 import type {
   FastifyInstance,
   FastifyPluginAsync,

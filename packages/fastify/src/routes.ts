@@ -1,4 +1,5 @@
-import { describeValue, type HttpCommonOptions, InvalidOptionError, type Logger } from '@sluice/core'
+import { type HttpCommonOptions, InvalidOptionError, type Logger } from '@sluice/core'
+import { describeValue } from '@sluice/core/internal'
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
 import type { FastifyOwnOptions } from './index'
 

@@ -1,14 +1,12 @@
 import type { ServerResponse } from 'node:http'
+import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
 import {
   createHttpPolicy,
-  type Decision,
   type HttpAdapter,
-  type HttpLimitOptions,
-  type RateLimitHandle,
   type RequestFacts,
   rateLimitHandle,
   writeVerdict,
-} from '@sluice/core'
+} from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
 
 declare module 'koa' {

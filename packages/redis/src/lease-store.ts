@@ -1,16 +1,22 @@
 import { createHash } from 'node:crypto'
 import {
-  describeValue,
   type FailurePolicy,
   InvalidOptionError,
-  type LeaseOutcome,
-  type LeaseScope,
-  type LeaseStore,
   type Logger,
   MemoryLeaseStore,
   StoreUnavailableError,
 } from '@sluice/core'
-import { checkFunction, checkLogger, checkObject, checkOneOf, checkWholeNumber } from '@sluice/core/store'
+import { describeValue } from '@sluice/core/internal'
+import {
+  checkFunction,
+  checkLogger,
+  checkObject,
+  checkOneOf,
+  checkWholeNumber,
+  type LeaseOutcome,
+  type LeaseScope,
+  type LeaseStore,
+} from '@sluice/core/store'
 import type { Redis } from 'ioredis'
 import { BACKSTOP_TIMEOUTS, Deadlines } from './deadlines'
 import { escapeKey, escapePrefix } from './keys'
