@@ -1,12 +1,7 @@
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  type RequestFacts,
-  rateLimitHandle,
-  writeVerdict,
-} from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, rateLimitHandle, writeVerdict } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import { factsOf } from './facts'
 
 declare global {
   namespace Express {
@@ -92,17 +87,6 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
       .catch(next)
   }
   return Object.assign(middleware, rateLimitHandle(policy, factsOf))
-}
-
-function factsOf(req: Request): RequestFacts {
-  return {
-    ip: req.ip,
-    method: req.method,
-    path: req.path,
-    headers: req.headers,
-    // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
-    trustsProxy: () => req.ips.length > 0,
-  }
 }
 
 export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'

@@ -7,13 +7,7 @@ import {
   MemoryStore,
   type RateLimitHandle,
 } from '@sluice/core'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  type RequestFacts,
-  rateLimitHandle,
-  writeVerdict,
-} from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, rateLimitHandle, writeVerdict } from '@sluice/core/internal'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -22,6 +16,7 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify'
 import fp from 'fastify-plugin'
+import { factsOf } from './facts'
 import { type LimitFields, routeLimits } from './routes'
 
 /**
@@ -132,17 +127,6 @@ declare module 'fastify' {
 
 /** A reply's Node response is `reply.raw`. */
 const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResponse: (reply) => reply.raw }
-
-function factsOf(request: FastifyRequest): RequestFacts {
-  return {
-    ip: request.ip,
-    method: request.method,
-    path: request.url,
-    headers: request.headers,
-    // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
-    trustsProxy: () => (request.ips?.length ?? 0) > 1,
-  }
-}
 
 /** Each limit's hook, and its handle for `fastify.rateLimit`. */
 const HANDLES = new WeakMap<onRequestAsyncHookHandler, RateLimitHandle<FastifyRequest>>()

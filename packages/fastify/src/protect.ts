@@ -2,6 +2,7 @@ import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedd
 import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { factsOf } from './facts'
 
 /**
  * Options of the {@link shedLoad} plugin: the shedder's, with `priority(request)`, `tenant(request)` and
@@ -53,7 +54,7 @@ const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = as
   const policy = createConcurrencyPolicy<FastifyRequest>(options)
   fastify.decorate('concurrencyLimiter', policy.limiter)
   fastify.addHook('onRequest', async function concurrencyLimit(request, reply) {
-    await carryOut(await policy.handle(request, { ip: request.ip }, reply.raw), reply)
+    await carryOut(await policy.handle(request, factsOf(request), reply.raw), reply)
   })
 }
 

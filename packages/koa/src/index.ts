@@ -1,13 +1,8 @@
 import type { ServerResponse } from 'node:http'
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  type RequestFacts,
-  rateLimitHandle,
-  writeVerdict,
-} from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, rateLimitHandle, writeVerdict } from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
+import { factsOf } from './facts'
 
 declare module 'koa' {
   interface DefaultState {
@@ -89,17 +84,6 @@ export function rateLimit(options: KoaRateLimitOptions): RateLimitMiddleware {
     })
   }
   return Object.assign(middleware, rateLimitHandle(policy, factsOf))
-}
-
-function factsOf(ctx: Context): RequestFacts {
-  return {
-    ip: ctx.ip,
-    method: ctx.method,
-    path: ctx.path,
-    headers: ctx.headers,
-    // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
-    trustsProxy: () => ctx.app.proxy,
-  }
 }
 
 export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
