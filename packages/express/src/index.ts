@@ -1,5 +1,11 @@
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import { createHttpPolicy, type HttpAdapter, rateLimitHandle, writeVerdict } from '@sluice/core/internal'
+import {
+  createHttpPolicy,
+  type HttpAdapter,
+  JSON_CONTENT_TYPE,
+  rateLimitHandle,
+  writeVerdict,
+} from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { factsOf } from './facts'
 
@@ -81,7 +87,13 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
           },
           header: (name, value) => res.setHeader(name, value),
           rejected: onRejected && ((decision) => onRejected(req, res, decision, next)),
-          send: (status, body) => res.status(status).json(body),
+          // The JSON is made: res.json would stringify it again, and res.send would hash it for an ETag that a
+          // no-store answer does not need. Node adds the Content-Length.
+          send: (status, _body, json) => {
+            res.statusCode = status
+            res.setHeader('Content-Type', JSON_CONTENT_TYPE)
+            res.end(json)
+          },
         }),
       )
       .catch(next)

@@ -7,7 +7,13 @@ import {
   MemoryStore,
   type RateLimitHandle,
 } from '@sluice/core'
-import { createHttpPolicy, type HttpAdapter, rateLimitHandle, writeVerdict } from '@sluice/core/internal'
+import {
+  createHttpPolicy,
+  type HttpAdapter,
+  JSON_CONTENT_TYPE,
+  rateLimitHandle,
+  writeVerdict,
+} from '@sluice/core/internal'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -146,7 +152,8 @@ function limitHook(options: LimitFields): onRequestAsyncHookHandler {
       },
       header: (name, value) => reply.header(name, value),
       rejected: onRejected && ((decision) => onRejected(request, reply, decision)),
-      send: (status, body) => reply.code(status).send(body),
+      // The JSON is made: with its type set, Fastify sends the text as it is instead of serializing an object.
+      send: (status, _body, json) => reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(json),
     })
   }
   HANDLES.set(hook, rateLimitHandle(policy, factsOf))

@@ -1,6 +1,12 @@
 import type { ServerResponse } from 'node:http'
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import { createHttpPolicy, type HttpAdapter, rateLimitHandle, writeVerdict } from '@sluice/core/internal'
+import {
+  createHttpPolicy,
+  type HttpAdapter,
+  JSON_CONTENT_TYPE,
+  rateLimitHandle,
+  writeVerdict,
+} from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
 import { factsOf } from './facts'
 
@@ -75,11 +81,16 @@ export function rateLimit(options: KoaRateLimitOptions): RateLimitMiddleware {
       decision: (decision) => {
         ctx.state.rateLimit = decision
       },
-      header: (name, value) => ctx.set(name, value),
+      // What ctx.set does, without its arguments object (a third of a microsecond per header on a busy server).
+      header: (name, value) => {
+        if (!ctx.res.headersSent) ctx.res.setHeader(name, value)
+      },
       rejected: onRejected && ((decision) => onRejected(ctx, decision)),
-      send: (status, body) => {
+      // The JSON is made, and its type set first, so Koa neither stringifies it nor looks a type up.
+      send: (status, _body, json) => {
         ctx.status = status
-        ctx.body = body
+        ctx.res.setHeader('Content-Type', JSON_CONTENT_TYPE)
+        ctx.body = json
       },
     })
   }
