@@ -1,3 +1,4 @@
+import { checkFunction, checkObject, checkOptionNames } from '../checks'
 import { describe, InvalidOptionError, StoreUnavailableError } from '../errors'
 import { type KeyFunction, NO_STORE, type RequestFacts, retryAfterSeconds } from '../http'
 import { checkIpv6Subnet } from '../http/ip'
@@ -5,7 +6,6 @@ import { clientKeys } from '../http/keys'
 import { checkLogger, type Logger } from '../logger'
 import { type ConcurrencyLimiter, type ConcurrencyLimiterOptions, createConcurrencyLimiter } from './concurrency'
 import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
-import { checkObject, checkOptionNames, optionalFunction } from './options'
 
 /**
  * The options every adapter's `concurrencyLimit` takes. `Req` is the framework's request (Koa: the context).
@@ -65,11 +65,11 @@ const OPTIONS = [
  * const verdict = await policy.handle(req, factsOf(req), res)
  */
 export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req>): HttpConcurrencyPolicy<Req> {
-  checkObject(options, 'concurrencyLimit')
+  checkObject(options, 'options')
   checkOptionNames(options, OPTIONS, 'concurrencyLimit', { max: 'limit', keyGenerator: 'key', onStoreError: 'onError' })
   const { key, skip, logger = console, onError = 'closed', statusCode = 429 } = options
-  optionalFunction(key, 'key')
-  optionalFunction(skip, 'skip')
+  checkFunction(key, 'key')
+  checkFunction(skip, 'skip')
   if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
     throw new InvalidOptionError(
       'statusCode',
