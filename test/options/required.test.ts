@@ -50,11 +50,14 @@ async function fastifyApp(setup: (app: FastifyInstance) => unknown): Promise<voi
 
 const nothing = {} as never
 
+// Each mistake below is a compile error too (see test/types): these check what JavaScript gets at run time.
 test.each<[string, () => unknown, string, string]>([
   ['createLimiter({})', () => createLimiter(nothing as LimiterOptions), 'limit', 'is required (or give `rules`)'],
+  // @ts-expect-error a window is required
   ['createLimiter without a window', () => createLimiter({ limit: 5 }), 'window', 'is required'],
   [
     'a bucket without a window or a rate',
+    // @ts-expect-error a bucket needs a window or a rate
     () => createLimiter({ algorithm: 'token-bucket', limit: 5 }),
     'window',
     'is required (or give a rate)',
@@ -70,6 +73,7 @@ test.each<[string, () => unknown, string, string]>([
   ],
   [
     'a rule without a window',
+    // @ts-expect-error a rule needs a window
     () => createLimiter({ rules: [{ name: 'user', limit: 100 }] }),
     'rules[0].window',
     'is required',

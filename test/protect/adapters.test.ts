@@ -243,6 +243,23 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'concurrencyLimit keys a spoofed X-Forwarded-For (trust proxy off) by the connection address, with one warning',
+    async run(start) {
+      const warnings: string[] = []
+      const logger = { warn: (message: string) => warnings.push(message), error() {} }
+      const app = await start({ concurrency: { limit: 1, logger } })
+      // Each request claims another client: all are one connection address, so the second is refused.
+      const first = send(app, '/hold?id=a', { 'x-forwarded-for': '203.0.113.1' })
+      await until(() => app.handlers.running === 1, 'the first request runs')
+      expect((await send(app, '/hold?id=b', { 'x-forwarded-for': '203.0.113.2' }).answer).status).toBe(429)
+      expect((await send(app, '/hold?id=c', { 'x-forwarded-for': '203.0.113.3' }).answer).status).toBe(429)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0]).toMatch(/X-Forwarded-For, but the framework does not trust the proxy/)
+      app.handlers.openGate()
+      expect((await first.answer).status).toBe(200)
+    },
+  },
+  {
     name: 'concurrencyLimit: a client that aborts frees its slot, exactly once',
     async run(start) {
       const app = await start({ concurrency: { limit: 1 } })

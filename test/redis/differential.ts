@@ -2,12 +2,13 @@
 // instants through a MemoryStore (the reference) and a RedisStore must give identical outcomes, op for op.
 import {
   type AlgorithmName,
+  type BucketAlgorithmName,
   type CompiledRule,
   createLimiter,
   type Decision,
   MemoryStore,
-  type Outcome,
 } from '@sluice/core'
+import type { Outcome } from '@sluice/core/store'
 import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
@@ -133,7 +134,7 @@ function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
       if (spec.algorithm === 'calendar-window') return { ...rule, ...spec.period }
       const algorithm = spec.algorithm === 'leaky-queue' ? 'leaky-bucket' : spec.algorithm
       return BUCKETS.includes(spec.algorithm) && spec.rate !== undefined
-        ? { ...rule, algorithm, rate: spec.rate }
+        ? { ...rule, algorithm: algorithm as BucketAlgorithmName, rate: spec.rate }
         : { ...rule, algorithm, window: spec.window }
     }),
   }).rules

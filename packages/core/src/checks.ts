@@ -1,5 +1,6 @@
 // The option checks every package shares, so a mistake reads the same wherever it is made:
 // `option "<name>" must be <what it accepts> (got <what it got>)`, thrown as an InvalidOptionError at construction.
+import { type Duration, parseDuration } from './duration'
 import { describe, InvalidOptionError } from './errors'
 
 /**
@@ -19,7 +20,7 @@ export function isCost(value: unknown): value is number {
  * checkObject(options, 'options', 'with a client')
  */
 export function checkObject(value: unknown, option: string, what = ''): asserts value is object {
-  if (value === null || typeof value !== 'object') {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidOptionError(option, `must be an object${what ? ` ${what}` : ''} (got ${describe(value)})`)
   }
 }
@@ -67,4 +68,38 @@ export function checkOneOf<T extends string>(value: unknown, option: string, val
     )
   }
   return value as T
+}
+
+/**
+ * Checks a duration option (milliseconds or a string such as `'1m'`) into whole milliseconds; `fallback` when it is
+ * absent, and "is required" when there is none.
+ *
+ * @example
+ * const maxWaitMs = checkDuration(options.maxWait, 'maxWait', '1s')
+ */
+export function checkDuration(value: unknown, option: string, fallback?: Duration): number {
+  if (value === undefined && fallback === undefined) throw new InvalidOptionError(option, 'is required')
+  return parseDuration(value ?? fallback, option)
+}
+
+/**
+ * Rejects option names that are not in `known`, so a misspelt option (`maxInflight`) is an error at construction
+ * rather than a silently ignored setting. `renamed` points the names of other libraries to ours; `path` is put
+ * before a nested option's name (`'adaptive.'`).
+ *
+ * @example
+ * checkOptionNames(options, ['limit', 'key'], 'concurrencyLimit', { max: 'limit' })
+ */
+export function checkOptionNames(
+  options: object,
+  known: readonly string[],
+  what: string,
+  renamed: Readonly<Record<string, string>> = {},
+  path = '',
+): void {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue
+    const hint = renamed[name] === undefined ? '' : ` (use \`${renamed[name]}\`)`
+    throw new InvalidOptionError(`${path}${name}`, `is not an option of ${what}${hint}`)
+  }
 }

@@ -1,9 +1,10 @@
-// @sluice/core: what an application calls. What a store (or a sibling package) needs is in @sluice/core/store.
-export * from './algorithms'
-export type { CalendarPeriod, CalendarPeriodName, PeriodBounds } from './calendar'
+// @sluice/core: what an application calls. What a store author needs is in @sluice/core/store; what the adapters
+// share (the HTTP policy, the verdict writers) is in @sluice/core/internal. test/exports.test.ts pins this list.
+export type { AlgorithmName } from './algorithms'
+export type { CalendarPeriodName } from './calendar'
 export type { Decision, RuleDecision } from './decision'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
-export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
+export { InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
 export type {
   DecisionEvent,
   DecisionSource,
@@ -16,12 +17,69 @@ export type {
   StoreRequestFailedEvent,
 } from './event-types'
 export { keyHash } from './events'
-export * from './http'
-export { createLimiter, type Limiter, type LimiterOptions, RateLimitError, type RuleLimits } from './limiter'
+export type {
+  AddressListOption,
+  HeaderMode,
+  HeadersOption,
+  HttpCommonOptions,
+  HttpLimitOptions,
+  HttpQuotaLimitOptions,
+  HttpRateBucketLimitOptions,
+  HttpRuleDefaults,
+  HttpRuleOptions,
+  HttpStackedBucketLimitOptions,
+  HttpStackedLimitOptions,
+  HttpWindowLimitOptions,
+  KeyFunction,
+  RateLimitHandle,
+  RequestLimit,
+  RequestWindow,
+  RuleKey,
+} from './http'
+export { createLimiter, type Limiter, RateLimitError, type RuleLimits } from './limiter'
 export type { Logger } from './logger'
-export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
-export * from './protect'
-export type { CompiledRule, RuleOptions } from './rules'
-// The rest of a store author's kit (BoundStore, decisionOf, KeySpaces...) is in @sluice/core/store.
-export { committed, evaluateRules, type FailurePolicy, type Outcome, type Store } from './store'
+export type {
+  BucketAlgorithmName,
+  InheritedBucketRuleOptions,
+  InsideEachRule,
+  LimiterCommonOptions,
+  LimiterOptions,
+  NotWithPeriod,
+  NotWithRules,
+  QuotaLimiterOptions,
+  QuotaRuleOptions,
+  RateBucketLimiterOptions,
+  RateBucketRuleOptions,
+  RateNeedsABucket,
+  RuleOptions,
+  StackedBucketLimiterOptions,
+  StackedLimiterOptions,
+  TimeZoneNeedsAPeriod,
+  WindowLimiterOptions,
+  WindowRuleOptions,
+} from './options'
+export {
+  type AdaptiveLimitOptions,
+  type AdmissionRequest,
+  type ConcurrencyLimiter,
+  type ConcurrencyLimiterOptions,
+  createConcurrencyLimiter,
+  createShedder,
+  type HttpConcurrencyOptions,
+  type HttpShedOptions,
+  MemoryLeaseStore,
+  type MemoryLeaseStoreOptions,
+  PRIORITIES,
+  type Priority,
+  type QueueOrder,
+  type Shedder,
+  type ShedderOptions,
+  type ShedEvent,
+  type ShedReason,
+  type Slot,
+  type Ticket,
+  type Timers,
+} from './protect'
+export type { CompiledRule } from './rules'
+export type { FailurePolicy, Store } from './store'

@@ -1,64 +1,21 @@
 import type { AlgorithmName } from './algorithms'
-import type { CalendarPeriodName } from './calendar'
 import { checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
-import type { Duration } from './duration'
 import { describe, InvalidOptionError } from './errors'
 import type { DecisionTrace, EventKeys } from './event-types'
 import { type DecisionContext, observeDecision, observed } from './events'
-import { checkLogger, type Logger } from './logger'
+import { checkLogger } from './logger'
 import { MemoryStore } from './memory-store'
+import type { LimiterFields, LimiterOptions } from './options'
 import { compileRules, ruleSources } from './rule-sources'
-import { type CompiledRule, queueRule, type RuleOptions } from './rules'
+import { type CompiledRule, queueRule } from './rules'
 import { sleep } from './sleep'
 import type { BoundStore, Store } from './store'
 import { type RuleLimits, Variants } from './variants'
 
 export type { Decision, RuleDecision } from './decision'
+export type { LimiterOptions } from './options'
 export type { RuleLimits } from './variants'
-
-/**
- * Options of {@link createLimiter}: one rule given inline, or several in `rules`.
- *
- * @example
- * const options: LimiterOptions = { algorithm: 'token-bucket', limit: 20, window: '10s' }
- */
-export interface LimiterOptions {
-  /** Default `'sliding-window'`; with `rules`, the default of each rule. */
-  algorithm?: AlgorithmName
-  /** L, or the capacity B of a bucket. */
-  limit?: number
-  /** W. Buckets refill at limit / window. */
-  window?: Duration
-  /** Buckets only: tokens per second, overriding limit / window. */
-  rate?: number
-  /** A quota: count per calendar `'day'` or `'month'` of `timeZone` instead of per `window`. */
-  period?: CalendarPeriodName
-  /** The IANA time zone of `period`. Default `'UTC'`. */
-  timeZone?: string
-  /** After the rule rejects a key, refuse the key for this long (a lockout). Default: no block. */
-  block?: Duration
-  /** The name of the single rule in decisions and headers. Default `'default'`. */
-  name?: string
-  /** Stacked limits: a request must pass every rule, and is charged to all or to none. */
-  rules?: readonly RuleOptions[]
-  /** Where state lives. Default: a new {@link MemoryStore}. */
-  store?: Store
-  /** Put before every store key. Default `'sluice'`. */
-  prefix?: string
-  /** The cost of a request when `consume` is given none. Default 1. */
-  cost?: number
-  /**
-   * Where Sluice reports what a developer should know: another limiter already counting in the same keys of the
-   * store (and, over HTTP, an untrusted X-Forwarded-For and store outages). Default `console`.
-   */
-  logger?: Logger
-  /**
-   * What its events on the `sluice:decision` and `sluice:store` diagnostics channels say of keys: `'hash'` (default),
-   * a SHA-256 prefix, or `'raw'`, the key itself too (see `EventKeys`).
-   */
-  eventKeys?: EventKeys
-}
 
 /**
  * A limiter: `createLimiter` returns one.
@@ -146,17 +103,19 @@ export class RateLimitError extends Error {
  * ] })
  * await stacked.consume(['user:42', 'tenant:acme'])
  */
-export function createLimiter(options: LimiterOptions): Limiter {
+export function createLimiter(limiterOptions: LimiterOptions): Limiter {
+  // The types catch most mistakes; these checks catch the rest, and JavaScript's.
+  const options: LimiterFields = limiterOptions
   checkObject(options, 'options')
   const prefix = options.prefix ?? 'sluice'
   if (typeof prefix !== 'string' || prefix.length === 0) {
     throw new InvalidOptionError('prefix', `must be a non-empty string (got ${describe(prefix)})`)
   }
-  const defaults = { algorithm: options.algorithm ?? 'sliding-window', prefix, name: 'default' }
+  const defaults = { algorithm: (options.algorithm ?? 'sliding-window') as AlgorithmName, prefix, name: 'default' }
   const sources = ruleSources(options)
   const rules = compileRules(sources, defaults)
   const defaultCost = checkWholeNumber(options.cost ?? 1, 'cost')
-  const store = options.store ?? new MemoryStore()
+  const store = (options.store ?? new MemoryStore()) as Store
   if (store === null || typeof store !== 'object' || typeof store.bind !== 'function') {
     throw new InvalidOptionError('store', `must be a Store, with bind() (got ${describe(store)})`)
   }

@@ -1,6 +1,6 @@
 import { describe, InvalidOptionError } from './errors'
-import type { LimiterOptions } from './limiter'
-import { type CompiledRule, compileRule, type RuleDefaults, type RuleOptions } from './rules'
+import type { LimiterFields, RuleFields } from './options'
+import { type CompiledRule, compileRule, type RuleDefaults } from './rules'
 import type { RuleSource } from './variants'
 
 /** The options of the single rule that go inside each rule when `rules` is given (with `limit`). */
@@ -12,10 +12,10 @@ const RULE_OPTIONS = ['window', 'rate', 'name', 'period', 'timeZone', 'block'] a
  * @example
  * ruleSources({ limit: 5, window: '1s' }) // [{ options: { limit: 5, window: '1s', algorithm: 'sliding-window' }, at: '' }]
  */
-export function ruleSources(options: LimiterOptions): RuleSource[] {
+export function ruleSources(options: LimiterFields): RuleSource[] {
   if (options.rules === undefined) {
     if (options.limit === undefined) throw new InvalidOptionError('limit', 'is required (or give `rules`)')
-    const single: RuleOptions = { limit: options.limit as number }
+    const single: RuleFields = { limit: options.limit }
     // An inherited default algorithm is not the rule's own: a quota takes none.
     if (options.algorithm !== undefined || options.period === undefined) {
       single.algorithm = options.algorithm ?? 'sliding-window'
@@ -34,7 +34,7 @@ export function ruleSources(options: LimiterOptions): RuleSource[] {
     }
   }
   const several = options.rules.length > 1
-  return options.rules.map((rule: RuleOptions, i) => {
+  return options.rules.map((rule: RuleFields, i) => {
     if (several && rule !== null && typeof rule === 'object' && rule.name === undefined) {
       throw new InvalidOptionError(`rules[${i}].name`, 'is required when there are several rules')
     }

@@ -2,41 +2,10 @@ import type { AlgorithmName, AlgorithmParams, StoreAlgorithmName } from './algor
 import { ALGORITHM_NAMES } from './algorithms'
 import { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod } from './calendar'
 import { checkObject, checkOneOf, checkWholeNumber } from './checks'
-import { type Duration, parseDuration } from './duration'
+import { parseDuration } from './duration'
 import { describe, InvalidOptionError } from './errors'
 import { gcd } from './math'
-
-/**
- * One limit: how many units per window, by which algorithm.
- *
- * @example
- * const rule: RuleOptions = { name: 'login', algorithm: 'sliding-log', limit: 5, window: '15m' }
- */
-export interface RuleOptions {
-  /** Names the rule in decisions, headers and store keys. Required when a limiter has several rules. */
-  name?: string
-  /** Default `'sliding-window'`, or the limiter's `algorithm` for its rules. */
-  algorithm?: AlgorithmName
-  /** L: units admitted per window; for buckets the capacity B. A positive whole number. */
-  limit: number
-  /** W: milliseconds or a duration string. Buckets refill (or drain) at limit / window. */
-  window?: Duration
-  /** Buckets only: r, tokens per second; overrides limit / window, and the window becomes limit / r. */
-  rate?: number
-  /**
-   * A quota: count per calendar `'day'` or `'month'` of `timeZone` instead of per `window` (a fixed window whose
-   * boundaries are the local midnights, so DST days last 23 or 25 hours). Not with `window`, `rate` or an
-   * `algorithm` other than `'fixed-window'`.
-   */
-  period?: CalendarPeriodName
-  /** The IANA time zone whose calendar a `period` follows. Default `'UTC'`. */
-  timeZone?: string
-  /**
-   * After this rule rejects a key, refuse that key for this long (`'15m'`), whatever it would admit meanwhile:
-   * a lockout. Requests during the block do not extend it; `reset(key)` lifts it. Default: no block.
-   */
-  block?: Duration
-}
+import type { RuleFields } from './options'
 
 /**
  * A rule after validation: everything an algorithm and a store need, computed once at construction.
@@ -94,7 +63,7 @@ export interface RuleDefaults {
   readonly name: string
 }
 
-export function compileRule(options: RuleOptions, at: string, defaults: RuleDefaults): CompiledRule {
+export function compileRule(options: RuleFields, at: string, defaults: RuleDefaults): CompiledRule {
   checkObject(options, at || 'options')
   const path = (option: string) => (at ? `${at}.${option}` : option)
   const name = options.name ?? defaults.name
@@ -163,7 +132,7 @@ export function compileRule(options: RuleOptions, at: string, defaults: RuleDefa
  * a month), what `RateLimit-Policy` shows as `w`; the real boundaries come from the calendar.
  */
 function compileQuota(
-  options: RuleOptions,
+  options: RuleFields,
   at: string,
   { name, limit, blockMs, prefix }: { name: string; limit: number; blockMs: number; prefix: string },
 ): CompiledRule {

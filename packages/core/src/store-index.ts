@@ -11,6 +11,15 @@ export { checkLogger, type Logger } from './logger'
 export { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export {
+  acquireLeases,
+  type LeaseOutcome,
+  type LeaseScope,
+  type LeaseStore,
+  type LeaseTable,
+  MemoryLeaseStore,
+  type MemoryLeaseStoreOptions,
+} from './protect'
 export type { CompiledRule } from './rules'
 export {
   type BindOptions,

@@ -2,7 +2,8 @@ import { isCost } from './checks'
 import type { Duration } from './duration'
 import { parseDuration } from './duration'
 import { describe } from './errors'
-import { type CompiledRule, compileRule, type RuleDefaults, type RuleOptions } from './rules'
+import type { RuleFields } from './options'
+import { type CompiledRule, compileRule, type RuleDefaults } from './rules'
 
 /**
  * Other limits for one rule of a limiter (a plan): its `limit`, and for a rule with a `window`, its window. What is
@@ -18,7 +19,7 @@ export interface RuleLimits {
 
 /** Where a rule came from: its options as given, and where they sit (`''` or `'rules[1]'`), for recompiling it. */
 export interface RuleSource {
-  readonly options: RuleOptions
+  readonly options: RuleFields
   readonly at: string
 }
 
@@ -108,7 +109,7 @@ export class Variants<L> {
   private compile(rule: CompiledRule, i: number, [limit, windowMs]: [number, number]): CompiledRule {
     if (limit === rule.limit && windowMs === rule.windowMs) return rule
     const { options, at } = this.sources[i] as RuleSource
-    const changed: RuleOptions = { ...options, limit }
+    const changed: RuleFields = { ...options, limit }
     if (windowMs !== rule.windowMs) changed.window = windowMs
     return compileRule(changed, at, this.defaults)
   }

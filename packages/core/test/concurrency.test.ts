@@ -1,10 +1,5 @@
-import {
-  acquireLeases,
-  createConcurrencyLimiter,
-  type LeaseScope,
-  type LeaseTable,
-  MemoryLeaseStore,
-} from '@sluice/core'
+import { createConcurrencyLimiter, MemoryLeaseStore } from '@sluice/core'
+import { acquireLeases, type LeaseScope, type LeaseTable } from '@sluice/core/store'
 import { VirtualTime } from '../../../examples/overload/virtual-time'
 
 function limiterAt(options: { limit?: number; globalLimit?: number; lease?: number }) {

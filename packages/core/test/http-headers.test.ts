@@ -1,15 +1,7 @@
 import fc from 'fast-check'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
-import {
-  createLimiter,
-  type Decision,
-  headerModes,
-  headerWriter,
-  InvalidOptionError,
-  MemoryStore,
-  rateLimitHeaders,
-  retryAfterSeconds,
-} from '../src'
+import { createLimiter, type Decision, InvalidOptionError, MemoryStore } from '../src'
+import { headerModes, headerWriter, rateLimitHeaders, retryAfterSeconds } from '../src/internal-index'
 
 const NOW = 1_767_225_610_000 // 10 s into a minute
 

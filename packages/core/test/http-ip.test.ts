@@ -1,6 +1,6 @@
 import fc from 'fast-check'
-import { createHttpPolicy, ipKey } from '../src'
 import { ipKeyFor } from '../src/http/ip'
+import { createHttpPolicy, ipKey } from '../src/internal-index'
 
 describe('ipKey', () => {
   it('keeps an IPv4 address as it is', () => {

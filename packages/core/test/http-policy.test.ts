@@ -1,15 +1,12 @@
 import { EventEmitter } from 'node:events'
+import { type HttpLimitOptions, InvalidOptionError, MemoryStore, type Store } from '../src'
 import {
   createHttpPolicy,
   type HttpAdapter,
-  type HttpLimitOptions,
   type HttpVerdict,
-  InvalidOptionError,
-  MemoryStore,
   type RequestFacts,
-  type Store,
   writeVerdict,
-} from '../src'
+} from '../src/internal-index'
 
 interface Req {
   readonly headers: Record<string, string | undefined>
@@ -76,7 +73,7 @@ describe('createHttpPolicy options', () => {
   it.each(invalid)('names %s', (option, options, message) => {
     let thrown: unknown
     try {
-      createHttpPolicy(options as HttpLimitOptions<Req, Res>, adapter)
+      createHttpPolicy(options as never, adapter)
     } catch (error) {
       thrown = error
     }

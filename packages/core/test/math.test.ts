@@ -1,4 +1,4 @@
-import { ceilDiv, floorDiv } from '@sluice/core'
+import { ceilDiv, floorDiv } from '@sluice/core/store'
 import fc from 'fast-check'
 
 const big = fc.integer({ min: -(2 ** 52), max: 2 ** 52 })

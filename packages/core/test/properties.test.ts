@@ -1,16 +1,13 @@
+import { type AlgorithmName, createLimiter, type Decision, MemoryStore } from '@sluice/core'
 import {
-  type AlgorithmName,
   type AlgorithmParams,
   algorithms,
-  createLimiter,
-  type Decision,
   type LeakyBucketState,
   leakyBucket,
-  MemoryStore,
   type SlidingLogState,
   type TokenBucketState,
   tokenBucket,
-} from '@sluice/core'
+} from '@sluice/core/store'
 import fc from 'fast-check'
 
 /** A trace: gaps between arrivals (ms, often 0 to make bursts, sometimes long) and a cost for each. */

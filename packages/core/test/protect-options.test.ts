@@ -1,11 +1,11 @@
 import {
   createConcurrencyLimiter,
-  createConcurrencyPolicy,
+  createLimiter,
   createShedder,
-  createShedPolicy,
   InvalidOptionError,
   type ShedderOptions,
 } from '@sluice/core'
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
 
 function optionAtFault(build: () => unknown): { option: string; message: string } {
   try {
@@ -96,5 +96,42 @@ describe('concurrency limits: invalid options throw at construction, naming the 
     ['a misspelt option', { limit: 5, lease_ms: 100 }, 'lease_ms'],
   ])('HTTP: %s', (_name, options, option) => {
     expect(optionAtFault(() => createConcurrencyPolicy(options as never)).option).toBe(option)
+  })
+})
+
+describe('the protection options read like every other option of Sluice (one set of checks)', () => {
+  test.each<[string, () => unknown, string]>([
+    [
+      'shedLoad maxInFlight 0',
+      () => createShedder({ maxInFlight: 0 }),
+      'option "maxInFlight" must be a positive whole number (got 0)',
+    ],
+    [
+      'createLimiter limit 0',
+      () => createLimiter({ limit: 0, window: '1s' }),
+      'option "limit" must be a positive whole number (got 0)',
+    ],
+    [
+      'a concurrency limit of 1.5',
+      () => createConcurrencyLimiter({ limit: 1.5 }),
+      'option "limit" must be a positive whole number (got 1.5)',
+    ],
+    [
+      'shedLoad options as an array',
+      () => createShedder([] as never),
+      'option "options" must be an object (got an array)',
+    ],
+    [
+      'createLimiter options as an array',
+      () => createLimiter([] as never),
+      'option "options" must be an object (got an array)',
+    ],
+    [
+      'a key that is not a function',
+      () => createConcurrencyPolicy({ limit: 1, key: 'ip' as never }),
+      'option "key" must be a function (got "ip")',
+    ],
+  ])('%s', (_, build, message) => {
+    expect(optionAtFault(build).message).toBe(`sluice: ${message}`)
   })
 })

@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { EventEmitter } from 'node:events'
-import { createShedPolicy, type ShedEvent } from '@sluice/core'
+import type { ShedEvent } from '@sluice/core'
+import { createShedPolicy } from '@sluice/core/internal'
 
 /** A raw response: emits 'finish' and 'close' as Node's does, and knows whether it has closed. */
 class Raw extends EventEmitter {

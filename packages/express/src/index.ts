@@ -1,15 +1,13 @@
+import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
 import {
   createHttpPolicy,
-  type Decision,
   type HttpAdapter,
-  type HttpLimitOptions,
   JSON_CONTENT_TYPE,
-  type RateLimitHandle,
-  type RequestFacts,
   rateLimitHandle,
   writeVerdict,
-} from '@sluice/core'
+} from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import { factsOf } from './facts'
 
 declare global {
   namespace Express {
@@ -30,7 +28,15 @@ declare global {
  *   onRejected: (_req, res, decision) => res.status(429).send(`Slow down: ${decision.retryAfterMs} ms`),
  * }
  */
-export interface ExpressRateLimitOptions extends HttpLimitOptions<Request, Response> {
+export type ExpressRateLimitOptions = HttpLimitOptions<Request, Response> & ExpressOwnOptions
+
+/**
+ * What {@link rateLimit} takes beyond the shared HTTP options.
+ *
+ * @example
+ * const own: ExpressOwnOptions = { onRejected: (_req, res) => { res.status(429).send('Slow down') } }
+ */
+export interface ExpressOwnOptions {
   /**
    * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.
    * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
@@ -93,17 +99,6 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
       .catch(next)
   }
   return Object.assign(middleware, rateLimitHandle(policy, factsOf))
-}
-
-function factsOf(req: Request): RequestFacts {
-  return {
-    ip: req.ip,
-    method: req.method,
-    path: req.path,
-    headers: req.headers,
-    // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
-    trustsProxy: () => req.ips.length > 0,
-  }
 }
 
 export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'

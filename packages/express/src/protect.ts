@@ -1,13 +1,7 @@
-import {
-  type ConcurrencyLimiter,
-  createConcurrencyPolicy,
-  createShedPolicy,
-  type HttpConcurrencyOptions,
-  type HttpShedOptions,
-  type ProtectVerdict,
-  type Shedder,
-} from '@sluice/core'
+import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
+import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import { factsOf } from './facts'
 
 /**
  * Options of {@link shedLoad}: the shedder's, with `priority(req)`, `tenant(req)` and `skip(req)`.
@@ -83,7 +77,7 @@ export function concurrencyLimit(
 ): RequestHandler & { readonly limiter: ConcurrencyLimiter } {
   const policy = createConcurrencyPolicy<Request>(options)
   function concurrencyLimit(req: Request, res: Response, next: NextFunction): void {
-    policy.handle(req, { ip: req.ip }, res).then((verdict) => carryOut(verdict, res, next), next)
+    policy.handle(req, factsOf(req), res).then((verdict) => carryOut(verdict, res, next), next)
   }
   return Object.assign(concurrencyLimit, { limiter: policy.limiter })
 }

@@ -1,16 +1,19 @@
 import {
-  createHttpPolicy,
   type Decision,
-  type HttpAdapter,
+  type HttpCommonOptions,
   type HttpLimitOptions,
+  type HttpRuleDefaults,
   InvalidOptionError,
-  JSON_CONTENT_TYPE,
   MemoryStore,
   type RateLimitHandle,
-  type RequestFacts,
+} from '@sluice/core'
+import {
+  createHttpPolicy,
+  type HttpAdapter,
+  JSON_CONTENT_TYPE,
   rateLimitHandle,
   writeVerdict,
-} from '@sluice/core'
+} from '@sluice/core/internal'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -19,15 +22,16 @@ import type {
   onRequestAsyncHookHandler,
 } from 'fastify'
 import fp from 'fastify-plugin'
-import { routeLimits } from './routes'
+import { factsOf } from './facts'
+import { type LimitFields, routeLimits } from './routes'
 
 /**
- * Options of a route's `config.rateLimit`: the plugin's options, overridden for this route.
+ * What the plugin and a route's `config.rateLimit` take beyond the shared HTTP options.
  *
  * @example
- * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m' } satisfies FastifyRouteRateLimitOptions } }, login)
+ * const own: FastifyOwnOptions = { onRejected: (_request, reply) => reply.code(429).send('Slow down') }
  */
-export interface FastifyRouteRateLimitOptions extends HttpLimitOptions<FastifyRequest, FastifyReply> {
+export interface FastifyOwnOptions {
   /**
    * Writes a custom 429 reply. The RateLimit, Retry-After and Cache-Control headers are already set.
    * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
@@ -36,16 +40,57 @@ export interface FastifyRouteRateLimitOptions extends HttpLimitOptions<FastifyRe
 }
 
 /**
- * Options of the plugin.
+ * A route's `config.rateLimit` that adjusts the plugin's limit (its `window`, `key`, `headers`...) rather than
+ * defining one of its own: without `limit` and `rules`.
  *
  * @example
- * const options: FastifyRateLimitOptions = { global: false, limit: 100, window: '1m', headers: 'draft-7' }
+ * app.get('/search', { config: { rateLimit: { key: (request) => request.user.id } } }, search)
+ */
+export interface FastifyRouteAdjustment
+  extends HttpCommonOptions<FastifyRequest, FastifyReply>,
+    FastifyOwnOptions,
+    Omit<HttpRuleDefaults<FastifyRequest>, 'limit' | 'rules'> {
+  limit?: never
+  rules?: never
+}
+
+/**
+ * Options of a route's `config.rateLimit`: a limit of its own (with `limit` or `rules`, shaped by its algorithm as the
+ * plugin's), or an adjustment of the plugin's options for this route.
+ *
+ * @example
+ * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m' } satisfies FastifyRouteRateLimitOptions } }, login)
+ */
+export type FastifyRouteRateLimitOptions =
+  | FastifyRouteAdjustment
+  | (HttpLimitOptions<FastifyRequest, FastifyReply> & FastifyOwnOptions)
+
+/**
+ * Options of the plugin with `global: false`: only the routes with a `config.rateLimit` are limited, and these options
+ * are the defaults their configs complete (a `window` here, a `limit` there).
+ *
+ * @example
+ * const options: FastifyRouteDefaults = { global: false, window: '1m', headers: 'draft-7' }
+ */
+export interface FastifyRouteDefaults
+  extends HttpCommonOptions<FastifyRequest, FastifyReply>,
+    FastifyOwnOptions,
+    HttpRuleDefaults<FastifyRequest> {
+  /** Limit only the routes with a `config.rateLimit`. */
+  global: false
+}
+
+/**
+ * Options of the plugin: a limit for every route (`global`, the default), or with `global: false` the defaults of the
+ * routes that have a `config.rateLimit`.
+ *
+ * @example
+ * const options: FastifyRateLimitOptions = { limit: 100, window: '1m', headers: 'draft-7' }
  * await app.register(rateLimit, options)
  */
-export interface FastifyRateLimitOptions extends FastifyRouteRateLimitOptions {
-  /** Limit every route (true, the default), or only the routes with a `config.rateLimit` (false). */
-  global?: boolean
-}
+export type FastifyRateLimitOptions =
+  | FastifyRouteDefaults
+  | (HttpLimitOptions<FastifyRequest, FastifyReply> & FastifyOwnOptions & { global?: true })
 
 /**
  * `fastify.rateLimit`: a handle on the keys of each limit the plugin applies (`limiter`, `reset(key)`,
@@ -89,22 +134,14 @@ declare module 'fastify' {
 /** A reply's Node response is `reply.raw`. */
 const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResponse: (reply) => reply.raw }
 
-function factsOf(request: FastifyRequest): RequestFacts {
-  return {
-    ip: request.ip,
-    method: request.method,
-    path: request.url,
-    headers: request.headers,
-    // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
-    trustsProxy: () => (request.ips?.length ?? 0) > 1,
-  }
-}
-
 /** Each limit's hook, and its handle for `fastify.rateLimit`. */
 const HANDLES = new WeakMap<onRequestAsyncHookHandler, RateLimitHandle<FastifyRequest>>()
 
-function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHandler {
-  const policy = createHttpPolicy<FastifyRequest, FastifyReply>(options, FASTIFY)
+function limitHook(options: LimitFields): onRequestAsyncHookHandler {
+  const policy = createHttpPolicy<FastifyRequest, FastifyReply>(
+    options as HttpLimitOptions<FastifyRequest, FastifyReply>,
+    FASTIFY,
+  )
   const { onRejected } = options
   const hook = async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const verdict = await policy.handle(request, reply, factsOf(request))
@@ -131,7 +168,7 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   fastify: FastifyInstance,
   options: FastifyRateLimitOptions,
 ) => {
-  const { global = true, ...plugin } = options
+  const { global = true, ...plugin }: LimitFields & { global?: boolean } = options
   if (typeof global !== 'boolean') throw new InvalidOptionError('global', 'must be true or false')
   // One store for the global limit and every route's unless given: a route's counters live under keys of their own.
   const limits = routeLimits(

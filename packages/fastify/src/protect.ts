@@ -1,14 +1,8 @@
-import {
-  type ConcurrencyLimiter,
-  createConcurrencyPolicy,
-  createShedPolicy,
-  type HttpConcurrencyOptions,
-  type HttpShedOptions,
-  type ProtectVerdict,
-  type Shedder,
-} from '@sluice/core'
+import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
+import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { factsOf } from './facts'
 
 /**
  * Options of the {@link shedLoad} plugin: the shedder's, with `priority(request)`, `tenant(request)` and
@@ -60,7 +54,7 @@ const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = as
   const policy = createConcurrencyPolicy<FastifyRequest>(options)
   fastify.decorate('concurrencyLimiter', policy.limiter)
   fastify.addHook('onRequest', async function concurrencyLimit(request, reply) {
-    await carryOut(await policy.handle(request, { ip: request.ip }, reply.raw), reply)
+    await carryOut(await policy.handle(request, factsOf(request), reply.raw), reply)
   })
 }
 

@@ -1,6 +1,7 @@
-import { describeValue, InvalidOptionError, type Logger } from '@sluice/core'
-import type { FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
-import type { FastifyRouteRateLimitOptions } from './index'
+import { type HttpCommonOptions, InvalidOptionError, type Logger } from '@sluice/core'
+import { describeValue } from '@sluice/core/internal'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
+import type { FastifyOwnOptions } from './index'
 
 /**
  * Which limit each route has: its own (`config.rateLimit`), the plugin's global one, or none (`false`, or
@@ -23,13 +24,20 @@ const OWN_LIMIT = ['limit', 'rules'] as const
 const LIMIT_FIELDS = ['limit', 'window', 'rate', 'name', 'period', 'timeZone', 'block', 'rules'] as const
 
 /**
+ * The plugin's options or a route's, as the merge reads them: the option types check their shapes where they are
+ * written, and the limit they end up in checks the result when it is built.
+ */
+export type LimitFields = HttpCommonOptions<FastifyRequest, FastifyReply> &
+  FastifyOwnOptions & { [field in (typeof LIMIT_FIELDS)[number] | 'algorithm']?: unknown }
+
+/**
  * The route limits of one registration of the plugin. `build` turns options into the onRequest hook that applies
  * them; `plugin` are the plugin's options, the defaults of every route's.
  */
 export function routeLimits(
-  plugin: FastifyRouteRateLimitOptions,
+  plugin: LimitFields,
   global: boolean,
-  build: (options: FastifyRouteRateLimitOptions) => onRequestAsyncHookHandler,
+  build: (options: LimitFields) => onRequestAsyncHookHandler,
 ): RouteLimits {
   const globalLimit = global ? build(plugin) : undefined
   // One limit per route config and counter (see `counterOf`): a config shared by several routes limits each apart.
@@ -54,7 +62,7 @@ export function routeLimits(
     }
     let limit = limits.get(counter)
     if (limit === undefined) {
-      limit = build(routeOptions(plugin, route as FastifyRouteRateLimitOptions, counter))
+      limit = build(routeOptions(plugin, route as LimitFields, counter))
       limits.set(counter, limit)
       byCounter.set(counter, limit)
     }
@@ -112,15 +120,11 @@ function counterOf(method: string | readonly string[], url: string): string {
   return `${methods.includes('GET') || methods.includes('HEAD') ? 'GET' : methods.join(',')}:${url}`
 }
 
-function routeOptions(
-  plugin: FastifyRouteRateLimitOptions,
-  route: FastifyRouteRateLimitOptions,
-  counter: string,
-): FastifyRouteRateLimitOptions {
+function routeOptions(plugin: LimitFields, route: LimitFields, counter: string): LimitFields {
   const merged: Record<string, unknown> = { ...plugin }
   if (OWN_LIMIT.some((field) => route[field] !== undefined)) for (const field of LIMIT_FIELDS) delete merged[field]
   Object.assign(merged, route)
-  const options = merged as FastifyRouteRateLimitOptions
+  const options = merged as LimitFields
   if (route.prefix !== undefined) return options
   // A key space of the route's own, so its counts never mix with the global limit's on a shared store.
   return { ...options, prefix: `${plugin.prefix ?? 'sluice'}:${counter}` }

@@ -1,16 +1,14 @@
 import type { ServerResponse } from 'node:http'
+import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
 import {
   createHttpPolicy,
-  type Decision,
   type HttpAdapter,
-  type HttpLimitOptions,
   JSON_CONTENT_TYPE,
-  type RateLimitHandle,
-  type RequestFacts,
   rateLimitHandle,
   writeVerdict,
-} from '@sluice/core'
+} from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
+import { factsOf } from './facts'
 
 declare module 'koa' {
   interface DefaultState {
@@ -31,7 +29,15 @@ declare module 'koa' {
  *   refund: (_ctx, res) => res.statusCode >= 500,
  * }
  */
-export interface KoaRateLimitOptions extends HttpLimitOptions<Context, ServerResponse> {
+export type KoaRateLimitOptions = HttpLimitOptions<Context, ServerResponse> & KoaOwnOptions
+
+/**
+ * What {@link rateLimit} takes beyond the shared HTTP options.
+ *
+ * @example
+ * const own: KoaOwnOptions = { onRejected: (ctx) => { ctx.status = 429; ctx.body = 'Slow down' } }
+ */
+export interface KoaOwnOptions {
   /**
    * Writes a custom 429 response. The RateLimit, Retry-After and Cache-Control headers are already set.
    * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
@@ -89,17 +95,6 @@ export function rateLimit(options: KoaRateLimitOptions): RateLimitMiddleware {
     })
   }
   return Object.assign(middleware, rateLimitHandle(policy, factsOf))
-}
-
-function factsOf(ctx: Context): RequestFacts {
-  return {
-    ip: ctx.ip,
-    method: ctx.method,
-    path: ctx.path,
-    headers: ctx.headers,
-    // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
-    trustsProxy: () => ctx.app.proxy,
-  }
 }
 
 export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'

@@ -1,13 +1,7 @@
-import {
-  type ConcurrencyLimiter,
-  createConcurrencyPolicy,
-  createShedPolicy,
-  type HttpConcurrencyOptions,
-  type HttpShedOptions,
-  type ProtectVerdict,
-  type Shedder,
-} from '@sluice/core'
+import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
+import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
+import { factsOf } from './facts'
 
 /**
  * Options of {@link shedLoad}: the shedder's, with `priority(ctx)`, `tenant(ctx)` and `skip(ctx)`.
@@ -71,7 +65,7 @@ export function concurrencyLimit(
 ): Middleware & { readonly limiter: ConcurrencyLimiter } {
   const policy = createConcurrencyPolicy<Context>(options)
   async function concurrencyLimit(ctx: Context, next: Next): Promise<void> {
-    return carryOut(await policy.handle(ctx, { ip: ctx.ip }, ctx.res), ctx, next)
+    return carryOut(await policy.handle(ctx, factsOf(ctx), ctx.res), ctx, next)
   }
   return Object.assign(concurrencyLimit, { limiter: policy.limiter })
 }

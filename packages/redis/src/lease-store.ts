@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto'
+import { type FailurePolicy, type Logger, MemoryLeaseStore, StoreUnavailableError } from '@sluice/core'
 import {
-  type FailurePolicy,
+  checkFunction,
+  checkLogger,
+  checkObject,
+  checkOneOf,
+  checkWholeNumber,
   type LeaseOutcome,
   type LeaseScope,
   type LeaseStore,
-  type Logger,
-  MemoryLeaseStore,
-  StoreUnavailableError,
-} from '@sluice/core'
-import { checkFunction, checkLogger, checkObject, checkOneOf, checkWholeNumber } from '@sluice/core/store'
+} from '@sluice/core/store'
 import { type IoredisClient, type NodeRedisClient, type StoreClient, storeClientOf } from './client'
 import { BACKSTOP_TIMEOUTS, Deadlines } from './deadlines'
 import { errorCode } from './errors'

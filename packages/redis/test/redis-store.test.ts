@@ -6,6 +6,7 @@ import {
   type CompiledRule,
   createLimiter,
   InvalidOptionError,
+  type LimiterOptions,
   MemoryStore,
   StoreKeyError,
 } from '@sluice/core'
@@ -268,7 +269,7 @@ describe('stored values', () => {
     // Times just below 2^53, where text with 14 significant digits or a float32 would lose the last digits.
     let now = 2 ** 53 - 5_000_000
     const rate = algorithm.endsWith('bucket') ? { rate: 3.7 } : {}
-    const options = { algorithm, limit: 7, window: 1_000, ...rate }
+    const options = { algorithm, limit: 7, window: 1_000, ...rate } as LimiterOptions
     const store = replayStore({ client, clock: () => now, shortCircuitMaxKeys: 0 })
     const fromRedis = createLimiter({ ...options, store })
     const fromMemory = createLimiter({ ...options, store: new MemoryStore({ clock: () => now }) })

@@ -22,7 +22,7 @@ export interface LimitedServer {
  */
 export async function startLimitedServer(
   clock: () => number,
-  options: Omit<ExpressRateLimitOptions, 'store' | 'clock'>,
+  options: ExpressRateLimitOptions,
 ): Promise<LimitedServer> {
   const arrivals: number[] = []
   const keys: (string | undefined)[] = []

@@ -12,14 +12,21 @@ export {
 export { ipKey } from './ip'
 export { type AddressList, compileAddressList } from './ip-list'
 export type { RequestFacts } from './keys'
-export type { AddressListOption } from './lists'
 export type {
-  HttpAdapter,
+  HttpCommonOptions,
   HttpLimitOptions,
+  HttpQuotaLimitOptions,
+  HttpRateBucketLimitOptions,
+  HttpRuleDefaults,
   HttpRuleOptions,
+  HttpStackedBucketLimitOptions,
+  HttpStackedLimitOptions,
+  HttpWindowLimitOptions,
   KeyFunction,
-  ResponseEvents,
-} from './options'
+  RuleKey,
+} from './limit-options'
+export type { AddressListOption } from './lists'
+export type { HttpAdapter, ResponseEvents } from './options'
 export type { RequestLimit, RequestWindow } from './plans'
 export { createHttpPolicy, type HttpPolicy } from './policy'
 export { type HttpVerdict, JSON_CONTENT_TYPE, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'

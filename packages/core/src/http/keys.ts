@@ -1,5 +1,6 @@
 import { isCost } from '../checks'
 import { describe } from '../errors'
+import type { Logger } from '../logger'
 import { ipKeyFor } from './ip'
 import type { HttpSettings } from './options'
 
@@ -25,16 +26,37 @@ export interface RequestFacts {
 }
 
 /**
- * The keys of a request, one per rule: each rule's key function, or the client IP. When a rule keys by IP and the
- * request came with an X-Forwarded-For the framework does not trust, one warning per limiter says so.
+ * The client-IP key of a request (the framework's proxy-aware address, IPv6 per `ipv6Subnet`), for every limiter
+ * that keys by IP (`rateLimit`, `concurrencyLimit`). When a request comes with an X-Forwarded-For the framework does
+ * not trust, one warning per limiter says so.
+ *
+ * @example
+ * const clientKeyOf = clientKeys(64, console)
+ * const key = clientKeyOf(facts)
  */
+export function clientKeys(ipv6Subnet: number | false, logger: Logger): (facts: RequestFacts) => string {
+  const clientKey = ipKeyFor(ipv6Subnet, logger)
+  let warned = false
+  return function clientKeyOf(facts) {
+    if (!warned && facts.headers['x-forwarded-for'] !== undefined && !facts.trustsProxy()) {
+      // Once per limiter: the header is either a spoof, or a proxy the app forgot to trust (so every client
+      // behind it shares one limit). Either way the developer needs to hear it, but not on every request.
+      warned = true
+      logger.warn(
+        `sluice: ${facts.method} ${facts.path} came with X-Forwarded-For, but the framework does not trust the ` +
+          `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
+      )
+    }
+    return clientKey(facts.ip)
+  }
+}
+
+/** The keys of a request, one per rule: each rule's key function, or the client IP (see {@link clientKeys}). */
 export function keysOf<Req, Res>(
   settings: HttpSettings<Req, Res>,
 ): (req: Req, facts: RequestFacts) => string[] | Promise<string[]> {
   const { ruleKeys, ruleKeyOptions, ipv6Subnet, logger } = settings
-  const usesIp = ruleKeys.some((ruleKey) => ruleKey === undefined)
-  const clientKey = ipKeyFor(ipv6Subnet, logger)
-  let warned = false
+  const clientKeyOf = clientKeys(ipv6Subnet, logger)
 
   const checked = (values: readonly unknown[]): string[] => {
     values.forEach((value, i) => {
@@ -46,19 +68,10 @@ export function keysOf<Req, Res>(
   }
 
   return function keysOf(req, facts) {
-    if (usesIp && !warned && facts.headers['x-forwarded-for'] !== undefined && !facts.trustsProxy()) {
-      // Once per limiter: the header is either a spoof, or a proxy the app forgot to trust (so every client
-      // behind it shares one limit). Either way the developer needs to hear it, but not on every request.
-      warned = true
-      logger.warn(
-        `sluice: ${facts.method} ${facts.path} came with X-Forwarded-For, but the framework does not trust the ` +
-          `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
-      )
-    }
     const keys: unknown[] = []
     let pending = false
     for (const ruleKey of ruleKeys) {
-      const key = ruleKey === undefined ? clientKey(facts.ip) : ruleKey(req)
+      const key = ruleKey === undefined ? clientKeyOf(facts) : ruleKey(req)
       // The IP key never costs a promise; only an asynchronous key function (or a wrong answer, checked below) does.
       if (typeof key !== 'string') pending = true
       keys.push(key)

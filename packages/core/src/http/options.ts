@@ -1,94 +1,20 @@
 import { checkFunction, checkObject, checkOneOf, isCost } from '../checks'
-import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter'
 import { checkLogger, type Logger } from '../logger'
-import type { RuleOptions } from '../rules'
-import type { FailurePolicy, Store } from '../store'
+import type { LimiterFields, RuleFields } from '../options'
+import type { FailurePolicy } from '../store'
 import type { RuleLimits } from '../variants'
-import { type HeaderMode, type HeadersOption, headerModes } from './headers'
+import { type HeaderMode, headerModes } from './headers'
 import { checkIpv6Subnet } from './ip'
-import { type AddressCheck, type AddressListOption, addressCheck } from './lists'
-import { limitsOf, type RequestLimit, type RequestWindow, type RulePlans, takePlans } from './plans'
+import type { HttpCommonOptions, HttpLimitOptions, HttpRuleOptions, KeyFunction } from './limit-options'
+import { type AddressCheck, addressCheck } from './lists'
+import { limitsOf, type RulePlans, takePlans } from './plans'
 
-/**
- * Derives a rate-limiting key (a user id, an API key, a tenant) from the framework's request.
- *
- * @example
- * const byApiKey: KeyFunction<Request> = (req) => req.get('x-api-key') ?? req.ip ?? 'anonymous'
- */
-export type KeyFunction<Req> = (req: Req) => string | Promise<string>
+export type { HttpLimitOptions, HttpRuleOptions, KeyFunction } from './limit-options'
 
-/**
- * One stacked rule of an HTTP limiter, with the key it counts by (default: the limiter's `key`, or the client IP).
- *
- * @example
- * const tenant: HttpRuleOptions<Request> = { name: 'tenant', limit: 2000, window: '1m', key: (req) => tenantOf(req) }
- */
-export interface HttpRuleOptions<Req> extends Omit<RuleOptions, 'limit' | 'window'> {
-  key?: KeyFunction<Req>
-  /** L (a bucket's capacity), or a function of the request returning it (or a promise of it), for plans. */
-  limit: number | RequestLimit<Req>
-  /** W, or a function of the request returning it (window algorithms only). */
-  window?: Duration | RequestWindow<Req>
-}
-
-/**
- * The options every adapter's `rateLimit` takes (each adapter adds its own `onRejected`). `Req` and `Res` are the
- * framework's request and response (for Koa both are the context's: `ctx` and `ctx.res`).
- *
- * @example
- * const options: HttpLimitOptions<Request, Response> = {
- *   algorithm: 'token-bucket', limit: 30, window: '1m',
- *   cost: (req) => (req.path === '/export' ? 25 : 1),
- *   refund: (_req, res) => res.statusCode >= 500,
- * }
- */
-export interface HttpLimitOptions<Req, Res>
-  extends Omit<LimiterOptions, 'rules' | 'cost' | 'store' | 'limit' | 'window'> {
-  /**
-   * L per window (a bucket's capacity), or a function of the request returning it (or a promise of it), for plans:
-   * a key whose limit changes keeps what it has used.
-   */
-  limit?: number | RequestLimit<Req>
-  /** W, or a function of the request returning it (window algorithms only). */
-  window?: Duration | RequestWindow<Req>
-  /**
-   * Addresses and CIDR blocks (IPv4 and IPv6), or a function of the request: these requests skip the limiter, neither
-   * counted nor given headers. Default: none.
-   */
-  allowList?: AddressListOption<Req>
-  /**
-   * Addresses and CIDR blocks, or a function of the request: these requests are answered 403
-   * `{"error":"forbidden"}` before anything else. Default: none.
-   */
-  denyList?: AddressListOption<Req>
-  /** Stacked rules, each with its own `key`: a request must pass all of them and is charged to all or none. */
-  rules?: readonly HttpRuleOptions<Req>[]
-  /** Default: a new MemoryStore per `rateLimit`. A shared store needs a distinct `prefix` or `name` per limiter. */
-  store?: Store
-  /** Default: the client IP the framework reports (proxy-aware), IPv6 grouped per `ipv6Subnet`. */
-  key?: KeyFunction<Req>
-  /** Default 1. A positive whole number, or a function of the request returning one (or a promise of one). */
-  cost?: number | ((req: Req) => number | Promise<number>)
-  /** Requests for which it returns true are neither counted nor given headers. */
-  skip?: (req: Req) => boolean | Promise<boolean>
-  /** Default `'ietf'`. */
-  headers?: HeadersOption
-  /** The status of a rejection. Default 429. */
-  statusCode?: number
-  /** Called when an admitted response has ended; returning true gives its cost back (e.g. for failures). */
-  refund?: (req: Req, res: Res) => boolean | Promise<boolean>
-  /** The IPv6 prefix length that counts as one client. Default 64; false counts whole addresses. */
-  ipv6Subnet?: number | false
-  /**
-   * What a store error other than `StoreUnavailableError` does: `'closed'` (default) answers 503, `'open'` admits
-   * without counting. A `StoreUnavailableError` (a store that chose to fail closed) always answers 503.
-   */
-  onError?: Exclude<FailurePolicy, 'local'>
-  /** Wall-clock ms, for the `'legacy'` reset time. Default `Date.now`. */
-  clock?: () => number
-}
+/** The options of `rateLimit` as the runtime checks read them, whatever shape (or JavaScript) gave them. */
+type HttpFields<Req, Res> = HttpCommonOptions<Req, Res> & RuleFields & { rules?: unknown }
 
 /**
  * The raw Node response beneath a framework's response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`): its end
@@ -195,9 +121,10 @@ const LIMITER_OPTIONS = [
  * {@link InvalidOptionError} naming the option.
  */
 export function httpSettings<Req, Res>(
-  options: HttpLimitOptions<Req, Res>,
+  limitOptions: HttpLimitOptions<Req, Res>,
   adapter: HttpAdapter<Res>,
 ): HttpSettings<Req, Res> {
+  const options: HttpFields<Req, Res> = limitOptions
   checkObject(options, 'options')
   for (const name of Object.keys(options)) {
     if (Object.hasOwn(KNOWN_OPTIONS, name)) continue
@@ -221,7 +148,7 @@ export function httpSettings<Req, Res>(
   }
   const key = checkFunction<KeyFunction<Req>>(options.key, 'key')
   const logger = checkLogger(options.logger ?? console)
-  const limiterOptions: LimiterOptions = { logger }
+  const limiterOptions: LimiterFields = { logger }
   for (const name of LIMITER_OPTIONS) {
     if (options[name] !== undefined) Object.assign(limiterOptions, { [name]: options[name] })
   }
@@ -242,10 +169,10 @@ export function httpSettings<Req, Res>(
     limiterOptions.rules = taken.rules.map((rule) => {
       if (rule === null || typeof rule !== 'object') return rule
       const { key: _key, ...ruleOptions } = rule
-      return ruleOptions as RuleOptions
+      return ruleOptions as RuleFields
     })
   } else {
-    const taken = takePlans<Req, LimiterOptions>([limiterOptions], [''])
+    const taken = takePlans<Req, LimiterFields>([limiterOptions], [''])
     Object.assign(limiterOptions, taken.rules[0])
     plans = taken.plans
   }
@@ -260,7 +187,7 @@ export function httpSettings<Req, Res>(
     allowList: addressCheck<Req>(options.allowList, 'allowList'),
     denyList: addressCheck<Req>(options.denyList, 'denyList'),
   }
-  const limiter = createLimiter(limiterOptions)
+  const limiter = createLimiter(limiterOptions as LimiterOptions)
   return Object.freeze({
     ...checked,
     limiter,

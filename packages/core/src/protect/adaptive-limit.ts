@@ -1,5 +1,5 @@
+import { checkObject, checkOptionNames, checkWholeNumber } from '../checks'
 import { describe, InvalidOptionError } from '../errors'
-import { checkObject, checkOptionNames, wholeNumber } from './options'
 
 /**
  * Options of the adaptive in-flight ceiling (`adaptive: true` takes every default).
@@ -50,7 +50,7 @@ export class AdaptiveLimit {
     const given = options === true ? {} : options
     checkObject(given, 'adaptive')
     checkOptionNames(given, ['minInFlight', 'tolerance'], 'adaptive', {}, 'adaptive.')
-    this.minInFlight = wholeNumber(given.minInFlight, 'adaptive.minInFlight', 1, 1)
+    this.minInFlight = checkWholeNumber(given.minInFlight ?? 1, 'adaptive.minInFlight')
     if (this.minInFlight > maxInFlight) {
       throw new InvalidOptionError('adaptive.minInFlight', `must not exceed maxInFlight (${maxInFlight})`)
     }

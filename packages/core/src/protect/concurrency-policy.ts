@@ -1,10 +1,11 @@
+import { checkFunction, checkObject, checkOptionNames } from '../checks'
 import { describe, InvalidOptionError, StoreUnavailableError } from '../errors'
 import { type KeyFunction, NO_STORE, type RequestFacts, retryAfterSeconds } from '../http'
-import { checkIpv6Subnet, ipKey } from '../http/ip'
-import type { Logger } from '../logger'
+import { checkIpv6Subnet } from '../http/ip'
+import { clientKeys } from '../http/keys'
+import { checkLogger, type Logger } from '../logger'
 import { type ConcurrencyLimiter, type ConcurrencyLimiterOptions, createConcurrencyLimiter } from './concurrency'
 import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
-import { checkObject, checkOptionNames, optionalFunction } from './options'
 
 /**
  * The options every adapter's `concurrencyLimit` takes. `Req` is the framework's request (Koa: the context).
@@ -37,7 +38,7 @@ export interface HttpConcurrencyOptions<Req> extends Omit<ConcurrencyLimiterOpti
 export interface HttpConcurrencyPolicy<Req> {
   readonly limiter: ConcurrencyLimiter
   /** Takes a slot (released when the response ends or the client goes away), or answers 429. */
-  handle(req: Req, facts: Pick<RequestFacts, 'ip'>, raw: ResponseLifecycle): Promise<ProtectVerdict>
+  handle(req: Req, facts: RequestFacts, raw: ResponseLifecycle): Promise<ProtectVerdict>
 }
 
 const OPTIONS = [
@@ -61,14 +62,14 @@ const OPTIONS = [
  *
  * @example
  * const policy = createConcurrencyPolicy<Request>({ limit: 10, key: (req) => req.get('x-api-key') ?? '' })
- * const verdict = await policy.handle(req, { ip: req.ip }, res)
+ * const verdict = await policy.handle(req, factsOf(req), res)
  */
 export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req>): HttpConcurrencyPolicy<Req> {
-  checkObject(options, 'concurrencyLimit')
+  checkObject(options, 'options')
   checkOptionNames(options, OPTIONS, 'concurrencyLimit', { max: 'limit', keyGenerator: 'key', onStoreError: 'onError' })
   const { key, skip, logger = console, onError = 'closed', statusCode = 429 } = options
-  optionalFunction(key, 'key')
-  optionalFunction(skip, 'skip')
+  checkFunction(key, 'key')
+  checkFunction(skip, 'skip')
   if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
     throw new InvalidOptionError(
       'statusCode',
@@ -78,9 +79,7 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
   if (onError !== 'open' && onError !== 'closed') {
     throw new InvalidOptionError('onError', `must be 'open' or 'closed' (got ${describe(onError)})`)
   }
-  if (logger === null || typeof logger !== 'object' || typeof logger.error !== 'function') {
-    throw new InvalidOptionError('logger', `must have warn() and error() methods (got ${describe(logger)})`)
-  }
+  checkLogger(logger)
   const ipv6Subnet = checkIpv6Subnet(options.ipv6Subnet)
   const {
     key: _key,
@@ -96,9 +95,12 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
   const perKey = options.limit !== undefined
   let storeFailing = false
 
-  const keyOf = async (req: Req, facts: Pick<RequestFacts, 'ip'>): Promise<string> => {
+  // The same client key as rateLimit's: the framework's proxy-aware address, and one warning per limiter for an
+  // X-Forwarded-For it does not trust.
+  const clientKeyOf = clientKeys(ipv6Subnet, logger)
+  const keyOf = async (req: Req, facts: RequestFacts): Promise<string> => {
     if (!perKey) return ''
-    if (key === undefined) return ipKey(facts.ip, ipv6Subnet)
+    if (key === undefined) return clientKeyOf(facts)
     const value = await key(req)
     if (typeof value !== 'string') {
       throw new TypeError(`sluice: option "key" must return a string (got ${describe(value)})`)

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
+import { checkDuration, checkObject, checkOptionNames, checkWholeNumber } from '../checks'
 import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
 import { type LeaseScope, type LeaseStore, MemoryLeaseStore } from './lease-table'
-import { checkObject, checkOptionNames, checkTimers, durationMs, wholeNumber } from './options'
-import { realTimers, type Timers } from './timers'
+import { checkTimers, realTimers, type Timers } from './timers'
 
 /**
  * Options of {@link createConcurrencyLimiter}: a limit per key, a global limit, or both.
@@ -187,14 +187,14 @@ class Limiter implements ConcurrencyLimiter {
  * if (slot.allowed) try { await work() } finally { await slot.release() }
  */
 export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): ConcurrencyLimiter {
-  checkObject(options, 'createConcurrencyLimiter')
+  checkObject(options, 'options')
   checkOptionNames(options, OPTIONS, 'createConcurrencyLimiter', { max: 'limit', maxConcurrent: 'limit' })
   if (options.limit === undefined && options.globalLimit === undefined) {
     throw new InvalidOptionError('limit', 'is required (or `globalLimit`, or both)')
   }
   const limits: number[] = []
-  if (options.limit !== undefined) limits.push(wholeNumber(options.limit, 'limit', 1))
-  if (options.globalLimit !== undefined) limits.push(wholeNumber(options.globalLimit, 'globalLimit', 1))
+  if (options.limit !== undefined) limits.push(checkWholeNumber(options.limit, 'limit'))
+  if (options.globalLimit !== undefined) limits.push(checkWholeNumber(options.globalLimit, 'globalLimit'))
   const name = options.name ?? 'default'
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new InvalidOptionError('name', `must be 1 to 64 letters, digits, '_', '.' or '-' (got ${describe(name)})`)
@@ -220,7 +220,7 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     name,
     limits,
     global: options.globalLimit !== undefined,
-    leaseMs: durationMs(options.lease, 'lease', '30s'),
+    leaseMs: checkDuration(options.lease, 'lease', '30s'),
   }
   return new Limiter(scope, store, options.timers ?? realTimers)
 }

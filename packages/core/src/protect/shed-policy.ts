@@ -1,8 +1,8 @@
 import { channel } from 'node:diagnostics_channel'
+import { checkFunction, checkObject } from '../checks'
 import { describe } from '../errors'
 import { NO_STORE, retryAfterSeconds } from '../http'
 import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
-import { checkObject, optionalFunction } from './options'
 import type { Priority } from './priority'
 import { createShedder, type Shedder, type ShedderOptions, type ShedReason, type Ticket } from './shedder'
 
@@ -70,11 +70,11 @@ const OVERLOADED_STATUS = 503
  * const verdict = await policy.handle(req, res)
  */
 export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPolicy<Req> {
-  checkObject(options, 'shedLoad')
+  checkObject(options, 'options')
   const { priority, tenant, skip, ...shedderOptions } = options
-  optionalFunction(priority, 'priority')
-  optionalFunction(tenant, 'tenant')
-  optionalFunction(skip, 'skip')
+  checkFunction(priority, 'priority')
+  checkFunction(tenant, 'tenant')
+  checkFunction(skip, 'skip')
   const shedder = createShedder(shedderOptions as ShedderOptions)
 
   const refuse = (ticket: Ticket): ProtectVerdict => {

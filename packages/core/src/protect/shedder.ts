@@ -1,12 +1,12 @@
+import { checkDuration, checkObject, checkOptionNames, checkWholeNumber } from '../checks'
 import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
 import { AdaptiveLimit, type AdaptiveLimitOptions } from './adaptive-limit'
 import { ControlledDelay } from './controlled-delay'
 import { EventLoopDelay } from './event-loop-delay'
-import { checkObject, checkOptionNames, checkTimers, durationMs, wholeNumber } from './options'
 import type { Priority } from './priority'
 import { ShedderCore } from './shedder-core'
-import { realTimers, type Timers } from './timers'
+import { checkTimers, realTimers, type Timers } from './timers'
 
 /**
  * Options of {@link createShedder} (and of the adapters' `shedLoad`).
@@ -153,17 +153,17 @@ const RENAMED: Readonly<Record<string, string>> = {
  * try { await handle() } finally { ticket.release() }
  */
 export function createShedder(options: ShedderOptions): Shedder {
-  checkObject(options, 'shedLoad')
+  checkObject(options, 'options')
   checkOptionNames(options, OPTIONS, 'shedLoad', RENAMED)
-  const maxInFlight = wholeNumber(options.maxInFlight, 'maxInFlight', 1)
+  const maxInFlight = checkWholeNumber(options.maxInFlight, 'maxInFlight')
   if (options.queue !== undefined && (options.queue as unknown) !== 0 && options.maxWait === undefined) {
     throw new InvalidOptionError('maxWait', 'is required when `queue` is given: say how long a request may wait')
   }
-  const queue = wholeNumber(options.queue, 'queue', 0, maxInFlight)
-  const maxWaitMs = durationMs(options.maxWait, 'maxWait', '1s')
+  const queue = checkWholeNumber(options.queue ?? maxInFlight, 'queue', { min: 0 })
+  const maxWaitMs = checkDuration(options.maxWait, 'maxWait', '1s')
   const delay = new ControlledDelay(
-    durationMs(options.queueTarget, 'queueTarget', '5ms'),
-    durationMs(options.queueInterval, 'queueInterval', '100ms'),
+    checkDuration(options.queueTarget, 'queueTarget', '5ms'),
+    checkDuration(options.queueInterval, 'queueInterval', '100ms'),
   )
   const order = options.queueOrder ?? 'fifo'
   if (order !== 'fifo' && order !== 'adaptive-lifo') {
@@ -180,7 +180,7 @@ export function createShedder(options: ShedderOptions): Shedder {
       ? undefined
       : {
           signal: new EventLoopDelay({ timers }),
-          maxMs: durationMs(options.maxEventLoopDelay, 'maxEventLoopDelay'),
+          maxMs: checkDuration(options.maxEventLoopDelay, 'maxEventLoopDelay'),
         }
   return new ShedderCore({
     maxInFlight,
@@ -188,7 +188,7 @@ export function createShedder(options: ShedderOptions): Shedder {
     maxWaitMs,
     delay,
     newestFirst: order === 'adaptive-lifo',
-    retryAfterMs: durationMs(options.retryAfter, 'retryAfter', '1s'),
+    retryAfterMs: checkDuration(options.retryAfter, 'retryAfter', '1s'),
     timers,
     adaptive: adaptive === false ? undefined : new AdaptiveLimit(adaptive, maxInFlight),
     lag,

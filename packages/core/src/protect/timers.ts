@@ -1,3 +1,5 @@
+import { describe, InvalidOptionError } from '../errors'
+
 /**
  * The time source of the service-protection parts: a monotonic clock in milliseconds and one-shot timers. The
  * default is `performance.now()` and unref'd `setTimeout`; a simulation passes its own, so that the same shedder
@@ -56,5 +58,20 @@ export class NextTimer {
       },
       Math.max(0, at - this.timers.now()),
     )
+  }
+}
+
+/** An injected time source must have the three methods the parts call. */
+export function checkTimers(value: unknown): void {
+  if (value === undefined) return
+  const timers = value as Partial<Timers> | null
+  if (
+    timers === null ||
+    typeof timers !== 'object' ||
+    typeof timers.now !== 'function' ||
+    typeof timers.setTimeout !== 'function' ||
+    typeof timers.clearTimeout !== 'function'
+  ) {
+    throw new InvalidOptionError('timers', `must have now(), setTimeout() and clearTimeout() (got ${describe(value)})`)
   }
 }
