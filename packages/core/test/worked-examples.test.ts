@@ -38,6 +38,21 @@ describe('fixed window', () => {
   })
 })
 
+describe('sliding log', () => {
+  test('an entry exactly W old has expired: the window is (t - W, t]', async () => {
+    const { time, limiter } = setup({ algorithm: 'sliding-log', limit: 2, window: '1s' })
+    await limiter.consume('k')
+    time.now = 500
+    await limiter.consume('k')
+    time.now = 999
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 1 })
+    time.now = 1000 // the entry of t = 0 is exactly 1 s old, the one of t = 500 still counts
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0 })
+    time.now = 1499
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 1 })
+  })
+})
+
 describe('sliding window counter', () => {
   test('limit 100, W 60 s, prev 80, cur 30, 15 s in: the estimate is 90 and the request is admitted', async () => {
     const W = 60_000
@@ -120,6 +135,27 @@ describe('leaky bucket as a queue', () => {
     expect(departures).toEqual([500, 1000, 1500, 2000, 2500, 3000])
   })
 
+  test('departures 1/3 s apart keep their fractions: each leaves at the first whole ms at or after its time', async () => {
+    const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 6, window: '2s', store: new MemoryStore() })
+    const departures: number[] = []
+    const dropped: RateLimitError[] = []
+    const arrive = () =>
+      limiter.schedule('sms').then(
+        () => departures.push(Date.now()),
+        (error: RateLimitError) => dropped.push(error),
+      )
+    const pending = Array.from({ length: 7 }, arrive)
+    await jest.advanceTimersByTimeAsync(0)
+    // Full: the next place frees when the first request leaves, at 333.3 ms.
+    expect(dropped.map((error) => error.decision.retryAfterMs)).toEqual([334])
+    await jest.advanceTimersByTimeAsync(1999)
+    // One arrives while the last departure (2000 ms exactly) is 1 ms away: it leaves 333.3 ms after that one.
+    pending.push(arrive())
+    await jest.advanceTimersByTimeAsync(1000)
+    await Promise.all(pending)
+    expect(departures).toEqual([334, 667, 1000, 1334, 1667, 2000, 2334])
+  })
+
   test('an abort stops the wait with the abort reason', async () => {
     const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 2, window: '2s', store: new MemoryStore() })
     const controller = new AbortController()
@@ -160,6 +196,22 @@ describe('stacked rules', () => {
       ['tenant', false, 0],
     ])
     expect((await limiter.peek(['user:1', 'other'])).rules?.[0]?.remaining).toBe(5)
+  })
+
+  test.each([
+    ['burst', 'hour'],
+    ['hour', 'burst'],
+  ])('when %s and %s both reject, the decision (and so Retry-After) is the longest wait', async (...names) => {
+    const { limiter } = setup({
+      algorithm: 'fixed-window',
+      rules: names.map((name) => ({ name, limit: 1, window: name === 'hour' ? 60_000 : 10_000 })),
+    })
+    expect((await limiter.consume(['k', 'k'])).allowed).toBe(true)
+    const rejected = await limiter.consume(['k', 'k'])
+    expect(rejected).toMatchObject({ allowed: false, rule: 'hour', retryAfterMs: 60_000 })
+    expect(rejected.rules?.map((d) => [d.rule, d.retryAfterMs])).toEqual(
+      names.map((name) => [name, name === 'hour' ? 60_000 : 10_000]),
+    )
   })
 })
 
