@@ -12,7 +12,7 @@ import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
 
-type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
+export type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
 interface RuleSpec {
   algorithm: StoreAlgorithm
@@ -120,7 +120,7 @@ function traceArb(algorithms: readonly StoreAlgorithm[], maxRules: number): fc.A
   })
 }
 
-function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
+export function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
   const compiled = createLimiter({
     prefix,
     rules: specs.map((spec, i) => {
@@ -165,7 +165,7 @@ function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: re
 }
 
 /** What a store computed for each rule, from the Decision it answered (every rule's, for stacked rules). */
-function outcomes(decision: Decision): Outcome[] {
+export function outcomes(decision: Decision): Outcome[] {
   return (decision.rules ?? [decision]).map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
     allowed,
     remaining,
