@@ -7,6 +7,7 @@ import {
   type AlgorithmParams,
   algorithms,
   createLimiter,
+  refunds,
   type StoreAlgorithmName,
 } from '@sluice/core'
 import fc from 'fast-check'
@@ -97,6 +98,32 @@ describe.each(NAMES)('%s', (name) => {
             throw new Error(`${where}: full 1 ms before resetMs ${reset}`)
           }
           state = after
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  test('a refund at the instant of the charge leaves the key as it was before it', () => {
+    fc.assert(
+      fc.property(trace, ({ limit, windowMs, rate, start, ops }) => {
+        const params = paramsOf(name, limit, windowMs, rate)
+        let state: unknown
+        let now = start
+        for (const op of ops) {
+          now += op.gap
+          const cost = Math.min(op.cost, limit)
+          const before = step(state, now, 1, params, false)
+          const decision = step(state, now, cost, params, true)
+          if (!decision.allowed) continue
+          const { state: _, ...undone } = refunds[name](decision.state, now, cost, params)
+          const { state: __, ...expected } = before
+          if (JSON.stringify(undone) !== JSON.stringify(expected)) {
+            throw new Error(
+              `${name} at t=${now}, cost ${cost}: refunded ${JSON.stringify(undone)}, was ${JSON.stringify(expected)}`,
+            )
+          }
+          state = decision.state
         }
       }),
       { numRuns: 300 },

@@ -1,4 +1,11 @@
-import { createLimiter, type Decision, MemoryStore, type RateLimitError } from '@sluice/core'
+import {
+  createLimiter,
+  type Decision,
+  leakyQueue,
+  leakyQueueRefund,
+  MemoryStore,
+  type RateLimitError,
+} from '@sluice/core'
 
 /** A limiter on a memory store whose clock the test moves. */
 function setup(options: Parameters<typeof createLimiter>[0], start = 0) {
@@ -227,4 +234,57 @@ describe('refund', () => {
       expect((await limiter.consume('k')).allowed).toBe(false)
     },
   )
+})
+
+describe('reset', () => {
+  test('forgets a key under every rule, and leaves other keys alone', async () => {
+    const { limiter } = setup({
+      algorithm: 'fixed-window',
+      rules: [
+        { name: 'user', limit: 1, window: '1m' },
+        { name: 'tenant', limit: 3, window: '1m' },
+      ],
+    })
+    await limiter.consume(['u1', 't1'])
+    await limiter.consume(['u2', 't2'])
+    expect((await limiter.consume(['u1', 't1'])).allowed).toBe(false)
+    await limiter.reset(['u1', 't1'])
+    const after = await limiter.consume(['u1', 't1'])
+    expect(after.rules?.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 0],
+      [true, 2],
+    ])
+    expect((await limiter.peek(['u2', 't2'])).rules?.map((d) => d.remaining)).toEqual([0, 2])
+  })
+
+  test("gives back a key's places in the queue", async () => {
+    const { limiter } = setup({ algorithm: 'leaky-bucket', limit: 1, window: '1s' })
+    expect(await limiter.enqueue('k')).toMatchObject({ allowed: true, delayMs: 1000 })
+    expect(await limiter.enqueue('k')).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+    await limiter.reset('k')
+    expect(await limiter.enqueue('k')).toMatchObject({ allowed: true, delayMs: 1000 })
+  })
+})
+
+describe('leaky queue refund', () => {
+  // r = 2 per second: one departure every 500 ms.
+  const rule = createLimiter({ algorithm: 'leaky-bucket', limit: 4, window: '2s' }).rules[0]
+  if (rule === undefined) throw new Error('no rule')
+  const queued = (count: number) => {
+    let state: unknown
+    for (let i = 0; i < count; i++) state = leakyQueue(state as never, 0, 1, rule, true).state
+    return state as Parameters<typeof leakyQueueRefund>[0]
+  }
+
+  test('moves the last departure earlier by the interval of the refunded cost', () => {
+    // Three queued at t = 0 depart at 500, 1000 and 1500; a refund of one at t = 200 leaves 1000 as the last.
+    expect(leakyQueueRefund(queued(3), 200, 1, rule)).toMatchObject({ allowed: true, remaining: 2, resetMs: 800 })
+    expect(leakyQueueRefund(queued(3), 200, 1, rule).state).toEqual({ departureMs: 1000, departureFraction: 0 })
+  })
+
+  test('never moves it before now: a refund larger than the backlog empties the queue', () => {
+    expect(leakyQueueRefund(queued(2), 600, 2, rule)).toMatchObject({ allowed: true, remaining: 4, resetMs: 0 })
+    expect(leakyQueueRefund(queued(2), 600, 2, rule).state).toBeUndefined()
+    expect(leakyQueueRefund(undefined, 600, 1, rule)).toMatchObject({ remaining: 4, resetMs: 0 })
+  })
 })
