@@ -94,11 +94,25 @@ describe('durations', () => {
     ['1h', 3_600_000],
     ['1d', 86_400_000],
     [250, 250],
-  ])('%s is %d ms', (input, ms) => {
+    ['1.1s', 1100], // 1.1 * 1000 is 1100.0000000000002 in doubles
+    [' 2 s ', 2000],
+  ])('%j is %d ms', (input, ms) => {
     expect(parseDuration(input)).toBe(ms)
   })
 
-  test.each(['', '10', '1 fortnight', '1.0001ms', '-1s', 'NaNs'])('%j is rejected', (input) => {
+  test.each(['', '10', '1 fortnight', '1.0001ms', '-1s', 'NaNs', 0, 1.5, Number.NaN])('%j is rejected', (input) => {
     expect(() => parseDuration(input)).toThrow(InvalidOptionError)
+  })
+
+  test.each([true, null, undefined, {}])('%j is not a duration at all: the error names the option', (input) => {
+    expect(() => parseDuration(input, 'rules[2].window')).toThrow(
+      /option "rules\[2\].window" must be a number of milliseconds or a duration string/,
+    )
+  })
+})
+
+describe('rule names', () => {
+  test.each(['a b', '', 'x'.repeat(65), 'ümlaut'])('the rule name %j is refused, naming the option', (name) => {
+    expect(optionAtFault({ rules: [{ name, limit: 1, window: '1s' }] })).toBe('rules[0].name')
   })
 })
