@@ -14,7 +14,7 @@ import { replayStore } from '../../packages/redis/src/redis-store'
 
 export type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
-interface RuleSpec {
+export interface RuleSpec {
   algorithm: StoreAlgorithm
   limit: number
   window: number
