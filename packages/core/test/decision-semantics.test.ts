@@ -127,4 +127,38 @@ describe.each(NAMES)('%s', (name) => {
       { numRuns: 300 },
     )
   })
+
+  test('a refund after the key has reset gives nothing back, and a refund of a key with no state is a new key', () => {
+    fc.assert(
+      fc.property(trace, fc.integer({ min: 0, max: 5000 }), ({ limit, windowMs, rate, start, ops }, late) => {
+        const params = paramsOf(name, limit, windowMs, rate)
+        const fresh = step(undefined, start, 1, params, false)
+        const { state: _, ...none } = refunds[name](undefined, start, 1, params)
+        const { state: __, ...freshView } = fresh
+        if (JSON.stringify(none) !== JSON.stringify(freshView)) {
+          throw new Error(`${name}: a refund of no state gave ${JSON.stringify(none)}`)
+        }
+        let state: unknown
+        let now = start
+        let resetAt = start
+        for (const op of ops) {
+          now += op.gap
+          const decision = step(state, now, Math.min(op.cost, limit), params, true)
+          if (!decision.allowed) continue
+          state = decision.state
+          resetAt = now + decision.resetMs
+        }
+        // Past the reset, the charges are history: a refund cannot make room beyond a new key's.
+        const t = resetAt + late
+        const { state: ___, ...refunded } = refunds[name](state, t, Math.min(ops[0]?.cost ?? 1, limit), params)
+        const { state: ____, ...peeked } = step(state, t, 1, params, false)
+        if (JSON.stringify(refunded) !== JSON.stringify(peeked) || refunded.remaining !== limit) {
+          throw new Error(
+            `${name} at t=${t}: refunded ${JSON.stringify(refunded)}, a peek shows ${JSON.stringify(peeked)}`,
+          )
+        }
+      }),
+      { numRuns: 200 },
+    )
+  })
 })
