@@ -4,6 +4,7 @@ import {
   InvalidOptionError,
   MemoryStore,
   RateLimitError,
+  StoreKeyError,
   StoreUnavailableError,
 } from '@sluice/core'
 
@@ -192,5 +193,18 @@ describe('errors', () => {
     expect(error).toBeInstanceOf(Error)
     expect([error.name, error.message, error.cause]).toEqual(['StoreUnavailableError', 'redis is away', cause])
     expect(new InvalidOptionError('limit', 'is required').name).toBe('InvalidOptionError')
+  })
+
+  test('StoreKeyError names the key and the rule a store could not decide for, with its cause', () => {
+    const cause = new Error('WRONGTYPE')
+    const error = new StoreKeyError('sluice: key "k" of rule "hour" holds a list', 'k', 'hour', { cause })
+    expect(error).toBeInstanceOf(Error)
+    expect([error.name, error.message, error.key, error.rule, error.cause]).toEqual([
+      'StoreKeyError',
+      'sluice: key "k" of rule "hour" holds a list',
+      'k',
+      'hour',
+      cause,
+    ])
   })
 })

@@ -64,6 +64,14 @@ describe('invalid options throw at construction, naming the option', () => {
     expect(() => createLimiter({ limit: 5, window: '5 parsecs' as never })).toThrow(/option "window"/)
   })
 
+  test('a rate is kept to a millionth of a token per second, up to 9e9: outside that it is refused, not rounded', () => {
+    const bucket = (rate: number) => () => createLimiter({ algorithm: 'token-bucket', limit: 5, rate })
+    expect(bucket(0.0000004)).toThrow('option "rate" must be between 0.000001 and 9e9 tokens per second (got 4e-7)')
+    expect(bucket(1e10)).toThrow('option "rate" must be between 0.000001 and 9e9 tokens per second (got 10000000000)')
+    expect(createLimiter({ algorithm: 'token-bucket', limit: 5, rate: 0.000001 }).rules[0]?.windowMs).toBe(5e9)
+    expect(createLimiter({ algorithm: 'token-bucket', limit: 5, rate: 9e9 }).rules[0]).toMatchObject({ limit: 5 })
+  })
+
   test('MemoryStore options are checked too', () => {
     expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(/option "maxKeys"/)
     expect(() => new MemoryStore({ clock: 5 as never })).toThrow(/option "clock"/)
