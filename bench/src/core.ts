@@ -3,6 +3,7 @@
 import { type AlgorithmName, createLimiter, MemoryStore } from '@sluice/core'
 import { MemoryStore as ExpressMemoryStore, type Options as ExpressRateLimitOptions } from 'express-rate-limit'
 import { RateLimiterMemory } from 'rate-limiter-flexible'
+import { runMixes } from './core-mix'
 import {
   alternate,
   atLeast,
@@ -174,6 +175,9 @@ export async function runCore(): Promise<PartResult> {
       rows,
     })
   }
+  const mixes = await runMixes()
+  tables.push(...mixes.tables)
+  targets.push(...mixes.targets)
   const costs = await machineCosts()
   tables.push({
     title: 'What every call pays on this machine (one run each)',
@@ -204,7 +208,8 @@ export async function runCore(): Promise<PartResult> {
       'the median, min and max of those ratios. On this kind of machine Date.now() costs about 40 ns and an awaited ' +
       'promise about 44 ns: every contender pays one awaited promise per call, and every limiter reads the clock ' +
       'once per call; the floor does no clock read, nothing but its one await. Two reference rows (not contenders) ' +
-      'add to the floor what every Sluice call must do: read the clock, and return a fresh ten-field result.',
+      'add to the floor what every Sluice call must do: read the clock, and return a fresh ten-field result. ' +
+      mixes.method,
     tables,
     targets,
   }

@@ -6,6 +6,7 @@ import autocannon from 'autocannon'
 import {
   alternate,
   atLeast,
+  atMost,
   type Contender,
   mark,
   type PartResult,
@@ -20,11 +21,17 @@ import {
 } from './harness'
 import type { Framework, Variant } from './http-server'
 
-const FRAMEWORKS: readonly { framework: Framework; peer: string; target: number }[] = [
-  { framework: 'express', peer: 'express-rate-limit', target: 0.95 },
-  { framework: 'koa', peer: 'koa-ratelimit', target: 0.95 },
-  { framework: 'fastify', peer: '@fastify/rate-limit', target: 0.92 },
+/**
+ * Per framework: its peer, the share of the bare server's throughput Sluice must keep, and the most server CPU per
+ * request Sluice may add when nothing is rejected (Express costs ten times what Koa and Fastify do per request).
+ */
+const FRAMEWORKS: readonly { framework: Framework; peer: string; target: number; addedCpuUs: number }[] = [
+  { framework: 'express', peer: 'express-rate-limit', target: 0.95, addedCpuUs: 10 },
+  { framework: 'koa', peer: 'koa-ratelimit', target: 0.95, addedCpuUs: 3 },
+  { framework: 'fastify', peer: '@fastify/rate-limit', target: 0.92, addedCpuUs: 3 },
 ]
+/** When every request is rejected, Sluice's throughput over each peer's. */
+const REJECTING_OVER_PEER = 1.2
 /** Per minute, per client: far above what one client sends in a run, so nothing is rejected. */
 const PASS_LIMIT = 100_000_000
 /** One request a minute: after the first, every request is rejected. */
@@ -105,8 +112,10 @@ export async function runHttp(): Promise<PartResult> {
   const rejectRows: (string | number)[][] = []
   const rateRows: (string | number)[][] = []
   const cpuRows: (string | number)[][] = []
+  const rejectCpuRows: (string | number)[][] = []
+  const addedRows: (string | number)[][] = []
   const targets: TargetCheck[] = []
-  for (const { framework, peer, target } of FRAMEWORKS) {
+  for (const { framework, peer, target, addedCpuUs } of FRAMEWORKS) {
     const setups: { name: string; variant: Variant; limit: number }[] = [
       { name: 'bare', variant: 'bare', limit: 0 },
       { name: 'sluice', variant: 'sluice', limit: PASS_LIMIT },
@@ -154,10 +163,61 @@ export async function runHttp(): Promise<PartResult> {
       passRows.push([`${framework} (${peer})`, 'bare', peerOverBare.median, peerOverBare.min, peerOverBare.max, '', ''])
       for (const name of ['sluice, rejecting', `${peer}, rejecting`]) {
         const r = ratio(pick(results, name), bare)
-        rejectRows.push([framework, name, r.median, r.min, r.max])
+        rejectRows.push([framework, name, r.median, r.min, r.max, '', ''])
       }
       const rejecting = ratio(pick(results, 'sluice, rejecting'), pick(results, `${peer}, rejecting`))
-      rejectRows.push([framework, `sluice over ${peer}`, rejecting.median, rejecting.min, rejecting.max])
+      const beats = atLeast(
+        `HTTP ${framework}, all rejected: sluice / ${peer}`,
+        rejecting.median,
+        REJECTING_OVER_PEER,
+        'ratio',
+      )
+      targets.push(beats)
+      rejectRows.push([
+        framework,
+        `sluice over ${peer}`,
+        rejecting.median,
+        rejecting.min,
+        rejecting.max,
+        beats.target,
+        mark(beats),
+      ])
+      // CPU per rejected request over CPU per admitted one, paired round by round (each ran in the same round).
+      for (const limiter of ['sluice', peer]) {
+        const admitted = cpuOf(limiter)
+        const refused = cpuOf(`${limiter}, rejecting`)
+        const r = ratio(refused, admitted)
+        const row = [framework, limiter, admitted.median, refused.median, r.median, r.min, r.max]
+        if (limiter !== 'sluice') {
+          rejectCpuRows.push([...row, '', ''])
+          continue
+        }
+        const cheaper = atMost(
+          `HTTP ${framework}: sluice CPU per rejected / per admitted request`,
+          r.median,
+          1,
+          'ratio',
+        )
+        targets.push(cheaper)
+        rejectCpuRows.push([...row, cheaper.target, mark(cheaper)])
+      }
+      // The CPU each limiter adds to the bare server when nothing is rejected, paired round by round.
+      const bareRounds = (cpu.get('bare') ?? []).slice(rounds.warmup)
+      for (const limiter of ['sluice', peer]) {
+        const added = summarize((cpu.get(limiter) ?? []).slice(rounds.warmup).map((c, i) => c - (bareRounds[i] ?? 0)))
+        if (limiter !== 'sluice') {
+          addedRows.push([framework, limiter, added.median, added.min, added.max, '', ''])
+          continue
+        }
+        const light = atMost(
+          `HTTP ${framework}, nothing rejected: CPU sluice adds per request (µs)`,
+          added.median,
+          addedCpuUs,
+          'micros',
+        )
+        targets.push(light)
+        addedRows.push([framework, limiter, added.median, added.min, added.max, light.target, mark(light)])
+      }
     } finally {
       await Promise.all(servers.map(stopServer))
     }
@@ -198,13 +258,44 @@ export async function runHttp(): Promise<PartResult> {
       rows: passRows,
     },
     {
-      title: 'Most requests rejected (429): throughput over the bare server, and Sluice over the peer',
+      title: 'All requests rejected (429) but the first: throughput over the bare server, and Sluice over the peer',
       columns: [
         { header: 'framework', kind: 'text' },
         { header: 'limited by', kind: 'text' },
         ...RATIO_COLUMNS.slice(0, 3).map((c) => ({ ...c, kind: 'percent' as const })),
+        ...RATIO_COLUMNS.slice(3),
       ],
       rows: rejectRows,
+    },
+    {
+      title:
+        'All requests rejected: server CPU per rejected request against per admitted request (the rejected one ' +
+        'answers before the handler runs, so it should cost no more)',
+      columns: [
+        { header: 'framework', kind: 'text' },
+        { header: 'limiter', kind: 'text' },
+        { header: 'admitted µs/req', kind: 'micros' },
+        { header: 'rejected µs/req', kind: 'micros' },
+        { header: 'rejected / admitted', kind: 'ratio' },
+        { header: 'min', kind: 'ratio' },
+        { header: 'max', kind: 'ratio' },
+        { header: 'target', kind: 'text' },
+        { header: '', kind: 'text' },
+      ],
+      rows: rejectCpuRows,
+    },
+    {
+      title: 'Nothing rejected: server CPU each limiter adds to the bare server per request (paired per round)',
+      columns: [
+        { header: 'framework', kind: 'text' },
+        { header: 'limiter', kind: 'text' },
+        { header: 'added µs/req', kind: 'signed' },
+        { header: 'min', kind: 'signed' },
+        { header: 'max', kind: 'signed' },
+        { header: 'target', kind: 'text' },
+        { header: '', kind: 'text' },
+      ],
+      rows: addedRows,
     },
   ]
   return {
@@ -220,7 +311,9 @@ export async function runHttp(): Promise<PartResult> {
       'minute, so every request after the first is a 429. All requests come from 127.0.0.1, so this is one hot key. ' +
       'The parent (load) and the server each have about one of the two cores. Throughput on a shared 2-core ' +
       "machine swings with other work, so the servers' own CPU time per request (process.cpuUsage around each " +
-      'run) is given too: it is the steadier measure of what a limiter costs.',
+      'run) is given too: it is the steadier measure of what a limiter costs. The targets on CPU compare figures ' +
+      'paired within a round: CPU per rejected request over CPU per admitted request for the same limiter, and ' +
+      "the limiter's server over the bare server when nothing is rejected.",
     tables,
     targets,
   }

@@ -30,9 +30,13 @@ type Op =
   | { kind: 'refund'; gap: Gap; keys: number[]; cost: number }
   | { kind: 'reset'; gap: Gap; keys: number[] }
 
-/** How far time moves before an op: a plain gap, or to an instant where an answer changes. */
+/**
+ * How far time moves before an op: a plain gap, to an instant where an answer changes, or back (a clock that steps
+ * back: both stores move a key's state back to it, op for op alike).
+ */
 type Gap =
   | { to: 'plain'; ms: number }
+  | { to: 'back'; ms: number }
   | { to: 'window-boundary'; offset: -1 | 0 | 1 }
   | { to: 'retry-after'; offset: -1 | 0 | 1 }
   | { to: 'reset'; offset: -1 | 0 | 1 }
@@ -76,6 +80,7 @@ function gapArb(): fc.Arbitrary<Gap> {
     { weight: 2, arbitrary: fc.record({ to: fc.constant('window-boundary' as const), offset }) },
     { weight: 2, arbitrary: fc.record({ to: fc.constant('retry-after' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('period-end' as const), offset }) },
   )
 }
@@ -144,6 +149,8 @@ function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: re
   switch (gap.to) {
     case 'plain':
       return now + gap.ms
+    case 'back':
+      return now - gap.ms
     case 'window-boundary': {
       const w = (rules[0] as CompiledRule).windowMs
       return Math.max(now, (Math.floor(now / w) + 1) * w + gap.offset)

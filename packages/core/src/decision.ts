@@ -43,24 +43,68 @@ export interface Decision extends RuleDecision {
 }
 
 /**
+ * Decisions are made by these classes, never by object literals, for the reason in `algorithms/step.ts`: a literal's
+ * template goes stale when another literal of the same fields widens one (a `retryAfterMs` of Infinity, a window past
+ * 2^31 ms), and every literal made from it is then built in the runtime, a hundred times slower.
+ */
+class OneDecision implements RuleDecision {
+  constructor(
+    readonly allowed: boolean,
+    readonly rule: string,
+    readonly limit: number,
+    readonly windowMs: number,
+    readonly remaining: number,
+    readonly resetMs: number,
+    readonly retryAfterMs: number,
+    readonly delayMs: number,
+    readonly cost: number,
+    readonly costExceedsCapacity: boolean,
+  ) {}
+}
+
+/** A stacked limiter's decision: the binding rule's, `allowed` for the whole request, and every rule's. */
+class StackedDecision extends OneDecision implements Decision {
+  constructor(
+    binding: RuleDecision,
+    allowed: boolean,
+    readonly rules: readonly RuleDecision[],
+  ) {
+    super(
+      allowed,
+      binding.rule,
+      binding.limit,
+      binding.windowMs,
+      binding.remaining,
+      binding.resetMs,
+      binding.retryAfterMs,
+      binding.delayMs,
+      binding.cost,
+      binding.costExceedsCapacity,
+    )
+  }
+}
+
+/**
  * One rule's decision from what a store computed for it.
  *
  * @example
  * const decision = ruleDecision(rule, algorithms[rule.algorithm](state, now, 1, rule, true), 1)
  */
 export function ruleDecision(rule: CompiledRule, outcome: Outcome, cost: number): RuleDecision {
-  return {
-    allowed: outcome.allowed,
-    rule: rule.name,
-    limit: rule.limit,
-    windowMs: rule.windowMs,
-    remaining: Math.max(0, outcome.remaining),
-    resetMs: outcome.resetMs,
-    retryAfterMs: outcome.retryAfterMs,
-    delayMs: outcome.delayMs,
+  const { allowed, remaining, resetMs, retryAfterMs, delayMs } = outcome
+  const { name, limit, windowMs } = rule
+  return new OneDecision(
+    allowed,
+    name,
+    limit,
+    windowMs,
+    Math.max(0, remaining),
+    resetMs,
+    retryAfterMs,
+    delayMs,
     cost,
-    costExceedsCapacity: false,
-  }
+    false,
+  )
 }
 
 /**
@@ -84,7 +128,7 @@ export function decisionOf(rules: readonly CompiledRule[], outcomes: readonly Ou
       binding = d
     }
   }
-  return { ...binding, allowed, rules: decisions }
+  return new StackedDecision(binding, allowed, decisions)
 }
 
 /**
@@ -95,17 +139,24 @@ export function decisionOf(rules: readonly CompiledRule[], outcomes: readonly Ou
  * const decision = neverFits(await bound.apply(keys, 1, false), 500)
  */
 export function neverFits(peeked: Decision, cost: number): Decision {
-  const mark = (d: RuleDecision): RuleDecision => {
+  const mark = (d: RuleDecision, allowed: boolean): RuleDecision => {
     const tooBig = cost > d.limit
-    return {
-      ...d,
-      allowed: !tooBig,
+    const { rule, limit, windowMs, remaining, resetMs, delayMs } = d
+    const retryAfterMs = tooBig ? Number.POSITIVE_INFINITY : 0
+    return new OneDecision(
+      allowed && !tooBig,
+      rule,
+      limit,
+      windowMs,
+      remaining,
+      resetMs,
+      retryAfterMs,
+      delayMs,
       cost,
-      costExceedsCapacity: tooBig,
-      retryAfterMs: tooBig ? Number.POSITIVE_INFINITY : 0,
-    }
+      tooBig,
+    )
   }
-  const rules = peeked.rules?.map(mark)
-  const binding = rules?.find((d) => d.costExceedsCapacity) ?? mark(peeked)
-  return rules ? { ...binding, allowed: false, rules } : { ...binding, allowed: false }
+  const rules = peeked.rules?.map((d) => mark(d, true))
+  if (rules === undefined) return mark(peeked, false)
+  return new StackedDecision(rules.find((d) => d.costExceedsCapacity) ?? mark(peeked, false), false, rules)
 }

@@ -1,21 +1,32 @@
-/** One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). */
-export interface Entry {
-  readonly key: string
-  /** The key space's table the entry lives in. */
-  readonly table: Table
-  state: unknown
-  /** When the state becomes the same as a new key's, so it can be dropped. */
-  expiresAt: number
-  older: Entry | undefined
-  newer: Entry | undefined
+/**
+ * One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). A class, not a literal:
+ * see `algorithms/step.ts`.
+ */
+export class Entry {
+  older: Entry | undefined = undefined
+  newer: Entry | undefined = undefined
+
+  constructor(
+    readonly key: string,
+    /** The key space's table the entry lives in. */
+    readonly table: Table,
+    public state: unknown,
+    /** When the state becomes the same as a new key's, so it can be dropped. */
+    public expiresAt: number,
+  ) {}
 }
 
 /** One key space's entries, by the caller's key string as it is. */
 export type Table = Map<string, Entry>
 
-/** The entry's state as the algorithms see it: none for a missing or expired key. */
+/**
+ * The entry's state as the algorithms see it: none for a missing or expired key. An expired state, once seen, is
+ * gone for good, as Redis deletes an expired key: if the clock then stepped back it must not come back to life.
+ */
 export function stateAt(entry: Entry | undefined, now: number): unknown {
-  return entry === undefined || entry.expiresAt <= now ? undefined : entry.state
+  if (entry === undefined) return undefined
+  if (entry.expiresAt <= now) entry.state = undefined
+  return entry.state
 }
 
 /** Puts a new state in an entry that is in its table. */
@@ -73,18 +84,37 @@ export class KeyTables {
     return entry
   }
 
-  /** Writes a state for a key found earlier in the same request; inserts it again if it was evicted since. */
-  write(table: Table, key: string, entry: Entry | undefined, state: unknown, expiresAt: number): void {
-    if (entry !== undefined && table.get(key) === entry) update(entry, state, expiresAt)
-    else this.insert(table, key, state, expiresAt)
+  /**
+   * Writes a key's state, a new key's again in `resetMs`, for a request of `keep` keys that found `entry` earlier;
+   * inserts it again if it was evicted since. A state with no time left is dropped, as Redis deletes it: kept, it
+   * would come back to life if the clock stepped back.
+   */
+  write(
+    table: Table,
+    key: string,
+    entry: Entry | undefined,
+    state: unknown,
+    now: number,
+    resetMs: number,
+    keep: number,
+  ): void {
+    const found = entry !== undefined && table.get(key) === entry
+    if (resetMs <= 0) this.remove(found ? entry : undefined)
+    else if (found) update(entry, state, now + resetMs)
+    else this.insert(table, key, state, now + resetMs, keep)
   }
 
-  insert(table: Table, key: string, state: unknown, expiresAt: number): void {
-    if (this.count >= this.maxKeys && this.head !== undefined) this.remove(this.head)
-    const created: Entry = { key, table, state, expiresAt, older: undefined, newer: undefined }
+  /**
+   * Adds a key as the most recently used, then evicts the least recently used past `maxKeys`, but never the request's
+   * own `keep` keys, which are the most recent (touched or added by it). A request that evicted its own keys (stacked
+   * rules over a small `maxKeys`) would find nothing counted the next time, and be admitted every time.
+   */
+  insert(table: Table, key: string, state: unknown, expiresAt: number, keep = 1): void {
+    const created = new Entry(key, table, state, expiresAt)
     table.set(key, created)
     this.count++
     this.append(created)
+    while (this.count > this.maxKeys && this.count > keep) this.remove(this.head)
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
       this.sweeper.unref()

@@ -7,6 +7,7 @@ export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './de
 export { parseDuration } from './duration'
 export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
 export { checkLogger, type Logger } from './logger'
+export { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
 export { ceilDiv, floorDiv } from './math'
 export { MemoryStore, type MemoryStoreOptions } from './memory-store'
 export type { CompiledRule } from './rules'

@@ -122,7 +122,8 @@ export class KeySpaces {
 /**
  * Runs every rule's algorithm on its state at one instant, all or nothing. When one rule rejects a charged
  * request, the rules that would have admitted it report their uncharged view instead, since nothing is charged.
- * The caller writes the new states back only when `committed(steps, charge)` is true.
+ * The caller writes back each step whose `state` is not the one it gave: every rule's, when `committed(steps, charge)`
+ * is true, and otherwise only states moved back to a clock that stepped back (see `Step`), which charge nothing.
  *
  * Blocks (rules with `block`): `blockedUntil[i]` is when the block of `keys[i]` under rule i ends (undefined: none
  * recorded). A blocked rule refuses (see `blockedStep`) without being charged. When a charged request is rejected,
@@ -131,7 +132,7 @@ export class KeySpaces {
  *
  * @example
  * const steps = evaluateRules(rules, [stateA, stateB], Date.now(), 1, true)
- * if (committed(steps, true)) save(steps.map((s) => s.state))
+ * steps.forEach((step, i) => { if (step.state !== [stateA, stateB][i]) save(i, step.state) })
  */
 export function evaluateRules(
   rules: readonly CompiledRule[],
@@ -168,7 +169,7 @@ export function evaluateRules(
 }
 
 /**
- * Whether the steps of one request charged every rule (and so must all be written back).
+ * Whether the steps of one request charged every rule (and so every rule's new state must be written back).
  *
  * @example
  * if (committed(steps, true)) for (const step of steps) save(step.state)

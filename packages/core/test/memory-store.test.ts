@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { createLimiter, MemoryStore } from '@sluice/core'
 
 describe('MemoryStore', () => {
@@ -61,6 +64,45 @@ describe('MemoryStore', () => {
     await createLimiter({ limit: 1, window: '1s', store }).consume('k')
     const timer = (store as unknown as { tables: { sweeper: NodeJS.Timeout } }).tables.sweeper
     expect(timer.hasRef()).toBe(false)
+    store.clear()
+  })
+
+  test('a request never evicts its own keys: maxKeys 1 with two stacked rules still limits a client', async () => {
+    const store = new MemoryStore({ maxKeys: 1 })
+    const limiter = createLimiter({
+      store,
+      rules: [
+        { name: 'user', limit: 5, window: '1m' },
+        { name: 'tenant', limit: 100, window: '1m' },
+      ],
+    })
+    let admitted = 0
+    for (let i = 0; i < 10; i++) if ((await limiter.consume(['user:1', 'tenant:a'])).allowed) admitted++
+    expect(admitted).toBe(5)
+    // The bound gives way only as far as one request's own keys: a new client evicts the old one's.
+    expect(store.size).toBe(2)
+    await limiter.consume(['user:2', 'tenant:b'])
+    expect(store.size).toBe(2)
+    store.clear()
+  })
+
+  test('a 15 KB key costs the store no more than a short one: long keys are kept by their SHA-256', async () => {
+    setFlagsFromString('--expose-gc')
+    const gc = runInNewContext('gc') as () => void
+    const store = new MemoryStore()
+    const limiter = createLimiter({ limit: 10, window: '1h', store })
+    const keys = 2000
+    const heapAfterGc = () => {
+      gc()
+      gc()
+      return process.memoryUsage().heapUsed
+    }
+    const before = heapAfterGc()
+    // Each key a flat string of its own (a concatenation would share one long string between them), dropped once used.
+    for (let i = 0; i < keys; i++) await limiter.consume(randomBytes(7680).toString('hex'))
+    const bytesPerKey = (heapAfterGc() - before) / keys
+    expect(store.size).toBe(keys)
+    expect(bytesPerKey).toBeLessThan(1024)
     store.clear()
   })
 })

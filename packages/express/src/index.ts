@@ -3,6 +3,7 @@ import {
   type Decision,
   type HttpAdapter,
   type HttpLimitOptions,
+  JSON_CONTENT_TYPE,
   type RateLimitHandle,
   type RequestFacts,
   rateLimitHandle,
@@ -80,7 +81,13 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
           },
           header: (name, value) => res.setHeader(name, value),
           rejected: onRejected && ((decision) => onRejected(req, res, decision, next)),
-          send: (status, body) => res.status(status).json(body),
+          // The JSON is made: res.json would stringify it again, and res.send would hash it for an ETag that a
+          // no-store answer does not need. Node adds the Content-Length.
+          send: (status, _body, json) => {
+            res.statusCode = status
+            res.setHeader('Content-Type', JSON_CONTENT_TYPE)
+            res.end(json)
+          },
         }),
       )
       .catch(next)

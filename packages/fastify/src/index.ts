@@ -4,6 +4,7 @@ import {
   type HttpAdapter,
   type HttpLimitOptions,
   InvalidOptionError,
+  JSON_CONTENT_TYPE,
   MemoryStore,
   type RateLimitHandle,
   type RequestFacts,
@@ -114,7 +115,8 @@ function limitHook(options: FastifyRouteRateLimitOptions): onRequestAsyncHookHan
       },
       header: (name, value) => reply.header(name, value),
       rejected: onRejected && ((decision) => onRejected(request, reply, decision)),
-      send: (status, body) => reply.code(status).send(body),
+      // The JSON is made: with its type set, Fastify sends the text as it is instead of serializing an object.
+      send: (status, _body, json) => reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(json),
     })
   }
   HANDLES.set(hook, rateLimitHandle(policy, factsOf))

@@ -1,4 +1,4 @@
-import type { CompiledRule } from '@sluice/core/store'
+import { type CompiledRule, longKeyDigest, MAX_KEPT_KEY_LENGTH } from '@sluice/core/store'
 
 // '%' starts an escape, '{' and '}' would move or end the hash tag, ':' separates the parts of the key.
 const PREFIX_SPECIAL = /[%{}:]/g
@@ -34,10 +34,13 @@ export function redisBlockKeyPrefix(rule: CompiledRule): string {
 
 /**
  * The Redis key of user key `key` after a rule's `redisKeyPrefix`: the prefix, then the key, escaped, as the hash
- * tag. The encoding is injective: two different (prefix, name, algorithm, key) never share a Redis key. On a
+ * tag. A key longer than MAX_KEPT_KEY_LENGTH goes by its digest, as `%sha256:` and 64 hex digits, so a key costs
+ * Redis a bounded amount; an escaped key never holds '%s', so no short key can meet a digest. The encoding is
+ * injective (up to SHA-256 collisions): two different (prefix, name, algorithm, key) never share a Redis key. On a
  * Cluster every rule's state for one user key is in one slot, so stacked rules on one key are one call.
  */
 export function redisKey(prefix: string, key: string): string {
+  if (key.length > MAX_KEPT_KEY_LENGTH) return `${prefix}{%sha256:${longKeyDigest(key)}}`
   return `${prefix}{${escapeKey(key)}}`
 }
 

@@ -93,6 +93,10 @@ process.on('message', async (command: WorkerCommand) => {
   send({ type: 'done', admitted, clock: Date.now() })
 })
 
+// The test's fetch keeps connections alive between rounds, which can be seconds apart on a loaded machine: a server
+// closing an idle connection (5 s by default) just as the client reuses it fails that request with "other side
+// closed", which is no answer of the limiter's.
+server.keepAliveTimeout = 120_000
 client.once('ready', () => {
   server.listen(0, '127.0.0.1', () => send({ type: 'ready', httpPort: (server.address() as AddressInfo).port }))
 })

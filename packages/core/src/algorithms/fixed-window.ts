@@ -1,15 +1,18 @@
 import { floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * Used units in the epoch-aligned window that starts at `windowStart`.
+ * Used units in the epoch-aligned window that starts at `windowStart`. A class, not a literal (see `step.ts`).
  *
  * @example
  * const state: FixedWindowState = { windowStart: 60_000, used: 3 }
  */
-export interface FixedWindowState {
-  readonly windowStart: number
-  readonly used: number
+export class FixedWindowState {
+  constructor(
+    readonly windowStart: number,
+    readonly used: number,
+  ) {}
 }
 
 /**
@@ -21,23 +24,22 @@ export interface FixedWindowState {
  */
 export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
   const windowStart = floorDiv(now, windowMs) * windowMs
+  state = asOf(state, windowStart)
   const used = state !== undefined && state.windowStart === windowStart ? state.used : 0
   const toWindowEnd = windowStart + windowMs - now
-  if (used + cost > limit) {
-    return {
-      state,
-      allowed: false,
-      remaining: limit - used,
-      resetMs: toWindowEnd,
-      retryAfterMs: toWindowEnd,
-      delayMs: 0,
-    }
-  }
-  if (!charge) {
-    return { state, allowed: true, remaining: limit - used, resetMs: toWindowEnd, retryAfterMs: 0, delayMs: 0 }
-  }
-  const next = { windowStart, used: used + cost }
-  return { state: next, allowed: true, remaining: limit - next.used, resetMs: toWindowEnd, retryAfterMs: 0, delayMs: 0 }
+  if (used + cost > limit) return rejected(state, limit - used, toWindowEnd, toWindowEnd)
+  if (!charge) return admitted(state, limit - used, toWindowEnd)
+  const next = new FixedWindowState(windowStart, used + cost)
+  return admitted(next, limit - next.used, toWindowEnd)
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads a window earlier than the state's (it stepped back), the
+ * count moves back to the clock's window. A step then neither forgets the count (which would admit twice the
+ * limit) nor keeps the client waiting until the clock is back where it was. The store writes the moved state.
+ */
+function asOf(state: FixedWindowState | undefined, windowStart: number): FixedWindowState | undefined {
+  return state !== undefined && state.windowStart > windowStart ? new FixedWindowState(windowStart, state.used) : state
 }
 
 /**
@@ -48,6 +50,7 @@ export const fixedWindow: Algorithm<FixedWindowState> = (state, now, cost, { lim
  */
 export const fixedWindowRefund: Refund<FixedWindowState> = (state, now, cost, params) => {
   const windowStart = floorDiv(now, params.windowMs) * params.windowMs
+  state = asOf(state, windowStart)
   if (state === undefined || state.windowStart !== windowStart) return fixedWindow(state, now, 1, params, false)
-  return fixedWindow({ windowStart, used: Math.max(0, state.used - cost) }, now, 1, params, false)
+  return fixedWindow(new FixedWindowState(windowStart, Math.max(0, state.used - cost)), now, 1, params, false)
 }

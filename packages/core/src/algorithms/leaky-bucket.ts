@@ -1,15 +1,19 @@
 import { ceilDiv, floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms).
+ * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms). A class, not a literal (see
+ * `step.ts`).
  *
  * @example
  * const state: LeakyBucketState = { level: 3 * rule.rateDenominator, updatedAt: Date.now() } // 3 requests queued
  */
-export interface LeakyBucketState {
-  readonly level: number
-  readonly updatedAt: number
+export class LeakyBucketState {
+  constructor(
+    readonly level: number,
+    readonly updatedAt: number,
+  ) {}
 }
 
 /**
@@ -24,30 +28,26 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
   const { limit, rateNumerator, rateDenominator } = params
   const capacity = limit * rateDenominator
   let level = 0
-  if (state !== undefined) {
-    const elapsed = Math.max(0, now - state.updatedAt)
-    level = Math.max(0, state.level - elapsed * rateNumerator)
-  }
+  state = asOf(state, now)
+  if (state !== undefined) level = Math.max(0, state.level - (now - state.updatedAt) * rateNumerator)
   const price = cost * rateDenominator
   if (level + price > capacity) {
-    return {
-      state,
-      allowed: false,
-      remaining: floorDiv(capacity - level, rateDenominator),
-      resetMs: ceilDiv(level, rateNumerator),
-      retryAfterMs: ceilDiv(level + price - capacity, rateNumerator),
-      delayMs: 0,
-    }
+    const retryAfterMs = ceilDiv(level + price - capacity, rateNumerator)
+    return rejected(state, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator), retryAfterMs)
   }
   if (charge) level += price
-  return {
-    state: charge ? { level, updatedAt: now } : state,
-    allowed: true,
-    remaining: floorDiv(capacity - level, rateDenominator),
-    resetMs: ceilDiv(level, rateNumerator),
-    retryAfterMs: 0,
-    delayMs: 0,
-  }
+  const next = charge ? new LeakyBucketState(level, now) : state
+  return admitted(next, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator))
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads earlier than the state's last update (it stepped back),
+ * the state moves back to now with its level, and drains from there. Otherwise nothing would drain until the clock
+ * was back where it was, locking a full bucket's client out for the length of the step. The store writes the moved
+ * state.
+ */
+function asOf(state: LeakyBucketState | undefined, now: number): LeakyBucketState | undefined {
+  return state !== undefined && state.updatedAt > now ? new LeakyBucketState(state.level, now) : state
 }
 
 /**
@@ -57,9 +57,9 @@ export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, param
  * const back = leakyBucketRefund(step.state, Date.now(), 1, rule)
  */
 export const leakyBucketRefund: Refund<LeakyBucketState> = (state, now, cost, params) => {
+  state = asOf(state, now)
   if (state === undefined) return leakyBucket(state, now, 1, params, false)
-  const elapsed = Math.max(0, now - state.updatedAt)
-  const level = Math.max(0, state.level - elapsed * params.rateNumerator)
-  const next = { level: Math.max(0, level - cost * params.rateDenominator), updatedAt: now }
+  const level = Math.max(0, state.level - (now - state.updatedAt) * params.rateNumerator)
+  const next = new LeakyBucketState(Math.max(0, level - cost * params.rateDenominator), now)
   return leakyBucket(next, now, 1, params, false)
 }

@@ -1,3 +1,4 @@
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
@@ -11,12 +12,14 @@ import type { Algorithm, Refund } from './types'
  * @example
  * const state: SlidingLogState = { times: [1000, 1250], costs: [1, 3], start: 0, end: 2, used: 4 }
  */
-export interface SlidingLogState {
-  readonly times: readonly number[]
-  readonly costs: readonly number[]
-  readonly start: number
-  readonly end: number
-  readonly used: number
+export class SlidingLogState {
+  constructor(
+    readonly times: readonly number[],
+    readonly costs: readonly number[],
+    readonly start: number,
+    readonly end: number,
+    readonly used: number,
+  ) {}
 }
 
 /**
@@ -29,11 +32,11 @@ export interface SlidingLogState {
  */
 export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit, windowMs }, charge) => {
   if (state === undefined) {
-    if (cost > limit) return { state, allowed: false, remaining: limit, resetMs: 0, retryAfterMs: Infinity, delayMs: 0 }
-    if (!charge) return { state, allowed: true, remaining: limit, resetMs: 0, retryAfterMs: 0, delayMs: 0 }
-    const next = { times: [now], costs: [cost], start: 0, end: 1, used: cost }
-    return { state: next, allowed: true, remaining: limit - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0 }
+    if (cost > limit) return rejected<SlidingLogState>(undefined, limit, 0, Number.POSITIVE_INFINITY)
+    if (!charge) return admitted<SlidingLogState>(undefined, limit, 0)
+    return admitted(new SlidingLogState([now], [cost], 0, 1, cost), limit - cost, windowMs)
   }
+  state = asOf(state, now)
   const { times, costs, end } = state
   const oldest = now - windowMs // entries at or before this instant have expired
   let first = state.start
@@ -51,24 +54,37 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
         break
       }
     }
-    return { state, allowed: false, remaining: limit - used, resetMs, retryAfterMs, delayMs: 0 }
+    return rejected(state, limit - used, resetMs, retryAfterMs)
   }
-  if (!charge) return { state, allowed: true, remaining: limit - used, resetMs, retryAfterMs: 0, delayMs: 0 }
+  if (!charge) return admitted(state, limit - used, resetMs)
   let next: SlidingLogState
   if (end === times.length && first <= 64 + (end - first)) {
     // Nobody has appended past this state's end: append in place, invisible to every existing state.
     ;(times as number[]).push(now)
     ;(costs as number[]).push(cost)
-    next = { times, costs, start: first, end: end + 1, used: used + cost }
+    next = new SlidingLogState(times, costs, first, end + 1, used + cost)
   } else {
     // Another state has appended here already, or the expired prefix outgrew the live part: copy the live part.
     const liveTimes = times.slice(first, end)
     const liveCosts = costs.slice(first, end)
     liveTimes.push(now)
     liveCosts.push(cost)
-    next = { times: liveTimes, costs: liveCosts, start: 0, end: liveTimes.length, used: used + cost }
+    next = new SlidingLogState(liveTimes, liveCosts, 0, liveTimes.length, used + cost)
   }
-  return { state: next, allowed: true, remaining: limit - used - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0 }
+  return admitted(next, limit - used - cost, windowMs)
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads earlier than the newest entry (it stepped back), every
+ * entry moves back by the same amount, so that the newest is now. A step then keeps the log's count, and its
+ * entries expire one window after the client last saw them, not one window after the clock is back where it was.
+ * The store writes the moved state.
+ */
+function asOf(state: SlidingLogState, now: number): SlidingLogState {
+  const shift = now - (state.times[state.end - 1] as number)
+  if (shift >= 0) return state
+  const times = state.times.slice(state.start, state.end).map((time) => time + shift)
+  return new SlidingLogState(times, state.costs.slice(state.start, state.end), 0, times.length, state.used)
 }
 
 /**
@@ -79,6 +95,7 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
  */
 export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, params) => {
   if (state === undefined) return slidingLog(state, now, 1, params, false)
+  state = asOf(state, now)
   // A refund is rare: copy the live entries, then take the cost off the newest.
   const times = state.times.slice(state.start, state.end)
   const costs = state.costs.slice(state.start, state.end)
@@ -96,6 +113,6 @@ export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, para
       costs[last] = (costs[last] as number) - taken
     }
   }
-  const next = times.length > 0 ? { times, costs, start: 0, end: times.length, used } : undefined
+  const next = times.length > 0 ? new SlidingLogState(times, costs, 0, times.length, used) : undefined
   return slidingLog(next, now, 1, params, false)
 }

@@ -1,16 +1,20 @@
 import { floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * Counts of the current window (starting at `windowStart`) and of the one before it.
+ * Counts of the current window (starting at `windowStart`) and of the one before it. A class, not a literal (see
+ * `step.ts`).
  *
  * @example
  * const state: SlidingWindowState = { windowStart: 60_000, previous: 80, current: 30 }
  */
-export interface SlidingWindowState {
-  readonly windowStart: number
-  readonly previous: number
-  readonly current: number
+export class SlidingWindowState {
+  constructor(
+    readonly windowStart: number,
+    readonly previous: number,
+    readonly current: number,
+  ) {}
 }
 
 /**
@@ -22,6 +26,7 @@ export interface SlidingWindowState {
  */
 export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
   const windowStart = floorDiv(now, windowMs) * windowMs
+  state = asOf(state, windowStart)
   let previous = 0
   let current = 0
   if (state !== undefined) {
@@ -35,34 +40,28 @@ export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, {
   const elapsed = now - windowStart
   const estimate = floorDiv(previous * (windowMs - elapsed), windowMs) + current
   if (estimate + cost > limit) {
-    return {
+    const retryAfterMs = slidingRetryAfterMs(previous, current, elapsed, cost, limit, windowMs)
+    return rejected(
       state,
-      allowed: false,
-      remaining: Math.max(0, limit - estimate),
-      resetMs: slidingResetMs(previous, current, elapsed, windowMs),
-      retryAfterMs: slidingRetryAfterMs(previous, current, elapsed, cost, limit, windowMs),
-      delayMs: 0,
-    }
+      Math.max(0, limit - estimate),
+      slidingResetMs(previous, current, elapsed, windowMs),
+      retryAfterMs,
+    )
   }
-  if (!charge) {
-    return {
-      state,
-      allowed: true,
-      remaining: limit - estimate,
-      resetMs: slidingResetMs(previous, current, elapsed, windowMs),
-      retryAfterMs: 0,
-      delayMs: 0,
-    }
-  }
+  if (!charge) return admitted(state, limit - estimate, slidingResetMs(previous, current, elapsed, windowMs))
   current += cost
-  return {
-    state: { windowStart, previous, current },
-    allowed: true,
-    remaining: limit - estimate - cost,
-    resetMs: slidingResetMs(previous, current, elapsed, windowMs),
-    retryAfterMs: 0,
-    delayMs: 0,
-  }
+  const next = new SlidingWindowState(windowStart, previous, current)
+  return admitted(next, limit - estimate - cost, slidingResetMs(previous, current, elapsed, windowMs))
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads a window earlier than the state's (it stepped back), both
+ * counts move back with it, to the clock's window. A step then neither forgets them (which would admit twice the
+ * limit) nor keeps the client waiting until the clock is back where it was. The store writes the moved state.
+ */
+function asOf(state: SlidingWindowState | undefined, windowStart: number): SlidingWindowState | undefined {
+  if (state === undefined || state.windowStart <= windowStart) return state
+  return new SlidingWindowState(windowStart, state.previous, state.current)
 }
 
 /**
@@ -107,6 +106,6 @@ function slidingResetMs(previous: number, current: number, elapsed: number, wind
  */
 export const slidingWindowRefund: Refund<SlidingWindowState> = (state, now, cost, params) => {
   if (state === undefined) return slidingWindow(state, now, 1, params, false)
-  const next = { ...state, current: Math.max(0, state.current - cost) }
+  const next = new SlidingWindowState(state.windowStart, state.previous, Math.max(0, state.current - cost))
   return slidingWindow(next, now, 1, params, false)
 }

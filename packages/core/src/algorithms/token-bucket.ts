@@ -1,14 +1,18 @@
 import { ceilDiv, floorDiv } from '../math'
+import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms).
+ * `tokens` in units of 1 / rateDenominator token (an integer), as of `updatedAt` (ms). A class, not a literal (see
+ * `step.ts`).
  * @example
  * const state: TokenBucketState = { tokens: 4 * rule.rateDenominator, updatedAt: Date.now() } // 4 tokens
  */
-export interface TokenBucketState {
-  readonly tokens: number
-  readonly updatedAt: number
+export class TokenBucketState {
+  constructor(
+    readonly tokens: number,
+    readonly updatedAt: number,
+  ) {}
 }
 
 /**
@@ -22,30 +26,26 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
   const { limit, rateNumerator, rateDenominator } = params
   const capacity = limit * rateDenominator
   let tokens = capacity
-  if (state !== undefined) {
-    const elapsed = Math.max(0, now - state.updatedAt)
-    tokens = Math.min(capacity, state.tokens + elapsed * rateNumerator)
-  }
+  state = asOf(state, now)
+  if (state !== undefined) tokens = Math.min(capacity, state.tokens + (now - state.updatedAt) * rateNumerator)
   const price = cost * rateDenominator
   if (tokens < price) {
-    return {
-      state,
-      allowed: false,
-      remaining: floorDiv(tokens, rateDenominator),
-      resetMs: ceilDiv(capacity - tokens, rateNumerator),
-      retryAfterMs: ceilDiv(price - tokens, rateNumerator),
-      delayMs: 0,
-    }
+    const retryAfterMs = ceilDiv(price - tokens, rateNumerator)
+    return rejected(state, floorDiv(tokens, rateDenominator), ceilDiv(capacity - tokens, rateNumerator), retryAfterMs)
   }
   if (charge) tokens -= price
-  return {
-    state: charge ? { tokens, updatedAt: now } : state,
-    allowed: true,
-    remaining: floorDiv(tokens, rateDenominator),
-    resetMs: ceilDiv(capacity - tokens, rateNumerator),
-    retryAfterMs: 0,
-    delayMs: 0,
-  }
+  const next = charge ? new TokenBucketState(tokens, now) : state
+  return admitted(next, floorDiv(tokens, rateDenominator), ceilDiv(capacity - tokens, rateNumerator))
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads earlier than the state's last update (it stepped back),
+ * the state moves back to now with its tokens, and refills from there. Otherwise nothing would refill until the clock
+ * was back where it was, locking an empty bucket's client out for the length of the step. The store writes the
+ * moved state.
+ */
+function asOf(state: TokenBucketState | undefined, now: number): TokenBucketState | undefined {
+  return state !== undefined && state.updatedAt > now ? new TokenBucketState(state.tokens, now) : state
 }
 
 /**
@@ -55,10 +55,10 @@ export const tokenBucket: Algorithm<TokenBucketState> = (state, now, cost, param
  * const back = tokenBucketRefund({ tokens: 0, updatedAt: 0 }, 0, 1, rule) // one token back
  */
 export const tokenBucketRefund: Refund<TokenBucketState> = (state, now, cost, params) => {
+  state = asOf(state, now)
   if (state === undefined) return tokenBucket(state, now, 1, params, false)
   const capacity = params.limit * params.rateDenominator
-  const elapsed = Math.max(0, now - state.updatedAt)
-  const tokens = Math.min(capacity, state.tokens + elapsed * params.rateNumerator)
-  const next = { tokens: Math.min(capacity, tokens + cost * params.rateDenominator), updatedAt: now }
+  const tokens = Math.min(capacity, state.tokens + (now - state.updatedAt) * params.rateNumerator)
+  const next = new TokenBucketState(Math.min(capacity, tokens + cost * params.rateDenominator), now)
   return tokenBucket(next, now, 1, params, false)
 }

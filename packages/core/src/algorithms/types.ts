@@ -40,10 +40,12 @@ export interface AlgorithmParams {
 
 /**
  * What an algorithm says about one request against one key. `state` is the key's new state when the request was
- * admitted and charged, or the state it was given (unchanged) otherwise.
+ * admitted and charged, or the state it was given otherwise. Time never runs backwards for a key: when the clock
+ * reads earlier than the state's own time (it stepped back), the state comes back moved to now, with its counts, and
+ * the store writes it although nothing was charged. So a store writes every step whose `state` is not the one given.
  * @example
- * const step: Step<TokenBucketState> = tokenBucket(undefined, Date.now(), 1, params, true)
- * if (step.allowed) save(step.state)
+ * const step: Step<TokenBucketState> = tokenBucket(state, Date.now(), 1, params, true)
+ * if (step.state !== state) save(step.state)
  */
 export interface Step<S> {
   readonly state: S | undefined

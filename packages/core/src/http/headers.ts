@@ -135,47 +135,143 @@ function draftPolicies(decision: Decision): string {
   return items.join(', ')
 }
 
+/** A single rule's drafts policy is constant; stacked rules are listed as {@link draftPolicies} says. */
+function draftList(decision: Decision, policy: RulePolicy): string {
+  return decision.rules === undefined || decision.rules.length === 1 ? policy.draft : draftPolicies(decision)
+}
+
 /**
- * The rate-limit header fields of a decision in the given modes. `nowMs` is the wall-clock time, used only by
- * the `'legacy'` mode's Unix reset time.
+ * Writes the rate-limit header fields of decisions in the settled modes: `rateLimit` runs once per request, so it
+ * formats only what changes from one decision to the next (remaining, reset). What depends on a rule's limit and
+ * window alone (the `RateLimit-Policy` value, draft-6's `RateLimit-Limit`, the quoted rule name) is formatted once
+ * and reused while the decisions carry the same limit and window (a per-request limit simply formats anew).
+ * `nowMs` is the wall-clock time, used only by the `'legacy'` mode's Unix reset time.
+ *
+ * @example
+ * const write = headerWriter(['ietf'])
+ * write(decision, Date.now()) // [['RateLimit-Policy', '"default";q=100;w=60'], ['RateLimit', '"default";r=42;t=18']]
+ */
+export function headerWriter(modes: readonly HeaderMode[]): (decision: Decision, nowMs: number) => [string, string][] {
+  const policies = new Policies()
+  return function rateLimitHeaders(decision, nowMs) {
+    const headers: [string, string][] = []
+    for (const mode of modes) {
+      switch (mode) {
+        case 'ietf': {
+          // One list member per rule; rule names are token-safe strings (letters, digits, '_', '.', '-').
+          const rules = decision.rules
+          if (rules === undefined) {
+            const policy = policies.of(decision)
+            headers.push(['RateLimit-Policy', policy.ietf])
+            headers.push(['RateLimit', `${policy.quotedName};r=${decision.remaining};t=${resetSeconds(decision)}`])
+          } else {
+            headers.push(['RateLimit-Policy', policies.ietfList(rules)])
+            const items = rules.map((r) => `${policies.of(r).quotedName};r=${r.remaining};t=${resetSeconds(r)}`)
+            headers.push(['RateLimit', items.join(', ')])
+          }
+          break
+        }
+        case 'draft-7': {
+          const policy = policies.of(decision)
+          headers.push(['RateLimit-Policy', draftList(decision, policy)])
+          headers.push([
+            'RateLimit',
+            `limit=${policy.limit}, remaining=${decision.remaining}, reset=${resetSeconds(decision)}`,
+          ])
+          break
+        }
+        case 'draft-6': {
+          const policy = policies.of(decision)
+          headers.push(['RateLimit-Policy', draftList(decision, policy)])
+          headers.push(['RateLimit-Limit', policy.limitText])
+          headers.push(['RateLimit-Remaining', String(decision.remaining)])
+          headers.push(['RateLimit-Reset', String(resetSeconds(decision))])
+          break
+        }
+        case 'legacy':
+          headers.push(['X-RateLimit-Limit', policies.of(decision).limitText])
+          headers.push(['X-RateLimit-Remaining', String(decision.remaining)])
+          headers.push(['X-RateLimit-Reset', String(ceilSeconds(nowMs + resetMsOf(decision)))])
+          break
+      }
+    }
+    return headers
+  }
+}
+
+/**
+ * The rate-limit header fields of a decision in the given modes (see {@link headerWriter}, which an HTTP limiter
+ * settles once). `nowMs` is the wall-clock time, used only by the `'legacy'` mode's Unix reset time.
  *
  * @example
  * rateLimitHeaders(decision, ['ietf'], Date.now())
  * // [['RateLimit-Policy', '"default";q=100;w=60'], ['RateLimit', '"default";r=42;t=18']]
  */
 export function rateLimitHeaders(decision: Decision, modes: readonly HeaderMode[], nowMs: number): HeaderList {
-  const headers: [string, string][] = []
-  for (const mode of modes) {
-    switch (mode) {
-      case 'ietf': {
-        // One list member per rule; rule names are tokens-safe strings (letters, digits, '_', '.', '-').
-        const rules = decision.rules ?? [decision]
-        headers.push([
-          'RateLimit-Policy',
-          rules.map((r) => `"${r.rule}";q=${r.limit};w=${windowSeconds(r)}`).join(', '),
-        ])
-        headers.push(['RateLimit', rules.map((r) => `"${r.rule}";r=${r.remaining};t=${resetSeconds(r)}`).join(', ')])
-        break
-      }
-      case 'draft-7':
-        headers.push(['RateLimit-Policy', draftPolicies(decision)])
-        headers.push([
-          'RateLimit',
-          `limit=${decision.limit}, remaining=${decision.remaining}, reset=${resetSeconds(decision)}`,
-        ])
-        break
-      case 'draft-6':
-        headers.push(['RateLimit-Policy', draftPolicies(decision)])
-        headers.push(['RateLimit-Limit', String(decision.limit)])
-        headers.push(['RateLimit-Remaining', String(decision.remaining)])
-        headers.push(['RateLimit-Reset', String(resetSeconds(decision))])
-        break
-      case 'legacy':
-        headers.push(['X-RateLimit-Limit', String(decision.limit)])
-        headers.push(['X-RateLimit-Remaining', String(decision.remaining)])
-        headers.push(['X-RateLimit-Reset', String(ceilSeconds(nowMs + resetMsOf(decision)))])
-        break
+  return headerWriter(modes)(decision, nowMs)
+}
+
+/** A rule's constant header parts, for one limit and window. */
+interface RulePolicy {
+  readonly rule: string
+  readonly limit: number
+  readonly windowMs: number
+  /** `"user";q=100;w=60` */
+  readonly ietf: string
+  /** `100;w=60` */
+  readonly draft: string
+  /** `100` */
+  readonly limitText: string
+  /** `"user"` */
+  readonly quotedName: string
+}
+
+/** The constant header parts of each rule seen, remade when a decision brings another limit or window. */
+class Policies {
+  private readonly known: RulePolicy[] = []
+  private listed: readonly RulePolicy[] = []
+  private list = ''
+
+  of(decision: RuleDecision): RulePolicy {
+    const { known } = this
+    for (let i = 0; i < known.length; i++) {
+      const policy = known[i] as RulePolicy
+      if (policy.rule !== decision.rule) continue
+      if (policy.limit === decision.limit && policy.windowMs === decision.windowMs) return policy
+      known[i] = policyOf(decision)
+      return known[i] as RulePolicy
     }
+    const policy = policyOf(decision)
+    known.push(policy)
+    return policy
   }
-  return headers
+
+  /** The IETF `RateLimit-Policy` list of stacked rules, remade only when one of its members changes. */
+  ietfList(rules: readonly RuleDecision[]): string {
+    let same = rules.length === this.listed.length
+    const members: RulePolicy[] = []
+    for (let i = 0; i < rules.length; i++) {
+      members.push(this.of(rules[i] as RuleDecision))
+      same &&= members[i] === this.listed[i]
+    }
+    if (!same) {
+      this.listed = members
+      this.list = members.map((member) => member.ietf).join(', ')
+    }
+    return this.list
+  }
+}
+
+function policyOf(decision: RuleDecision): RulePolicy {
+  const { rule, limit, windowMs } = decision
+  const w = windowSeconds(decision)
+  return {
+    rule,
+    limit,
+    windowMs,
+    ietf: `"${rule}";q=${limit};w=${w}`,
+    draft: `${limit};w=${w}`,
+    limitText: String(limit),
+    quotedName: `"${rule}"`,
+  }
 }

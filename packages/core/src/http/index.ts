@@ -4,6 +4,7 @@ export {
   type HeaderMode,
   type HeadersOption,
   headerModes,
+  headerWriter,
   NO_STORE,
   rateLimitHeaders,
   retryAfterSeconds,
@@ -21,4 +22,4 @@ export type {
 } from './options'
 export type { RequestLimit, RequestWindow } from './plans'
 export { createHttpPolicy, type HttpPolicy } from './policy'
-export { type HttpVerdict, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'
+export { type HttpVerdict, JSON_CONTENT_TYPE, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'

@@ -1,6 +1,7 @@
 import type { Decision } from '../decision'
 import { StoreKeyError, StoreUnavailableError } from '../errors'
 import type { Limiter } from '../limiter'
+import { headerWriter } from './headers'
 import { costOf, keysOf, type RequestFacts } from './keys'
 import { type HttpAdapter, type HttpLimitOptions, type HttpSettings, httpSettings } from './options'
 import { FORBIDDEN, type HttpVerdict, PASS_UNCOUNTED, SKIP, STORE_UNAVAILABLE, verdictOf } from './verdict'
@@ -45,6 +46,11 @@ export function createHttpPolicy<Req, Res>(
   const cost = costOf(settings)
   const outage = storeOutage(settings)
   const refundAfter = refunder(settings)
+  const verdictSettings = {
+    writeHeaders: headerWriter(settings.headerModes),
+    statusCode: settings.statusCode,
+    clock: settings.clock,
+  }
 
   /** The limiter of a request's limits; a promise only when a `limit` or `window` function is asynchronous. */
   function limiterOf(req: Req): Limiter | Promise<Limiter> {
@@ -76,7 +82,7 @@ export function createHttpPolicy<Req, Res>(
       }
       outage.answered()
       if (decision.allowed) refundAfter(req, res, requestKeys, requestCost, requestLimiter)
-      return verdictOf(decision, requestCost, settings)
+      return verdictOf(decision, requestCost, verdictSettings)
     },
     async keysOf(req, facts) {
       return keys(req, facts)

@@ -1,5 +1,5 @@
 import type { Decision } from '../decision'
-import { type HeaderList, type HeaderMode, NO_STORE, rateLimitHeaders, retryAfterSeconds } from './headers'
+import { type HeaderList, NO_STORE, retryAfterSeconds } from './headers'
 
 /**
  * The JSON body of a response the limiter wrote.
@@ -39,6 +39,8 @@ export type HttpVerdict =
       readonly decision: Decision | undefined
       readonly headers: HeaderList
       readonly body: RejectionBody
+      /** `body` as JSON text, what the adapters send (`application/json; charset=utf-8`). */
+      readonly json: string
     }
 
 /**
@@ -47,6 +49,15 @@ export type HttpVerdict =
  * because waiting does not help.
  */
 const COST_EXCEEDS_CAPACITY_STATUS = 413
+
+/** The JSON of a 429 body up to its one varying number, so a rejection formats the number and nothing else. */
+const RATE_LIMITED_JSON = '{"error":"rate limit exceeded","retryAfter":'
+
+/**
+ * The media type of every body the limiter writes: the type `JSON.stringify` output takes (RFC 8259), with the
+ * charset Express, Koa and Fastify each add to their own JSON responses.
+ */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 /** A skipped request: no count, no headers. */
 export const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })
@@ -62,8 +73,15 @@ export const STORE_UNAVAILABLE: HttpVerdict = Object.freeze({
   decision: undefined,
   headers: [NO_STORE],
   body: { error: 'rate limiter unavailable' },
+  json: '{"error":"rate limiter unavailable"}',
 })
 
+/** What `verdictOf` reads from the settled options: the header writer, the rejection status and the clock. */
+export interface VerdictSettings {
+  readonly writeHeaders: (decision: Decision, nowMs: number) => [string, string][]
+  readonly statusCode: number
+  readonly clock: () => number
+}
 /**
  * A request on the `denyList`: 403, decided before the limiter, so without rate-limit headers. RFC 9111 s5.2.2.5:
  * no-store, since a shared cache must not answer other clients with this client's refusal.
@@ -75,35 +93,37 @@ export const FORBIDDEN: HttpVerdict = Object.freeze({
   decision: undefined,
   headers: [NO_STORE],
   body: { error: 'forbidden' },
+  json: '{"error":"forbidden"}',
 })
 
 /** The verdict on a decision: on with its headers, or the rejection the decision calls for. */
-export function verdictOf(
-  decision: Decision,
-  cost: number,
-  settings: { readonly headerModes: readonly HeaderMode[]; readonly statusCode: number; readonly clock: () => number },
-): HttpVerdict {
-  const headers = rateLimitHeaders(decision, settings.headerModes, settings.clock())
+export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings): HttpVerdict {
+  const headers = settings.writeHeaders(decision, settings.clock())
   if (decision.allowed) return { action: 'pass', decision, headers }
   if (decision.costExceedsCapacity) {
+    headers.push(NO_STORE as [string, string])
+    const body = { error: 'request cost exceeds the rate limit', cost, limit: decision.limit }
     return {
       action: 'reject',
       reason: 'cost-exceeds-capacity',
       status: COST_EXCEEDS_CAPACITY_STATUS,
       decision,
-      headers: [...headers, NO_STORE],
-      body: { error: 'request cost exceeds the rate limit', cost, limit: decision.limit },
+      headers,
+      body,
+      json: JSON.stringify(body),
     }
   }
   const retryAfter = retryAfterSeconds(decision)
+  // RFC 6585 s4 and RFC 9111 s5.2.2.5: a 429 describes this moment, so no cache may store and replay it.
+  headers.push(['Retry-After', String(retryAfter)], NO_STORE as [string, string])
   return {
     action: 'reject',
     reason: 'rate-limited',
     status: settings.statusCode,
     decision,
-    // RFC 6585 s4 and RFC 9111 s5.2.2.5: a 429 describes this moment, so no cache may store and replay it.
-    headers: [...headers, ['Retry-After', String(retryAfter)], NO_STORE],
+    headers,
     body: { error: 'rate limit exceeded', retryAfter },
+    json: `${RATE_LIMITED_JSON}${retryAfter}}`,
   }
 }
 
@@ -117,7 +137,7 @@ export function verdictOf(
  *   next,
  *   decision: (decision) => { req.rateLimit = decision },
  *   header: (name, value) => res.setHeader(name, value),
- *   send: (status, body) => { res.status(status).json(body) },
+ *   send: (status, _body, json) => { res.status(status).type('json').send(json) },
  * }
  */
 export interface VerdictWriter<T> {
@@ -127,8 +147,8 @@ export interface VerdictWriter<T> {
   decision(decision: Decision): void
   header(name: string, value: string): void
   rejected?: ((decision: Decision) => T) | undefined
-  /** Answer the request with a JSON body. */
-  send(status: number, body: RejectionBody): T
+  /** Answer the request with `json`, the JSON text of `body`, as `JSON_CONTENT_TYPE`. */
+  send(status: number, body: RejectionBody, json: string): T
 }
 
 /**
@@ -147,5 +167,5 @@ export function writeVerdict<T>(verdict: HttpVerdict, writer: VerdictWriter<T>):
   if (writer.rejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
     return writer.rejected(verdict.decision)
   }
-  return writer.send(verdict.status, verdict.body)
+  return writer.send(verdict.status, verdict.body, verdict.json)
 }

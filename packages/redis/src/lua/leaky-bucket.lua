@@ -1,13 +1,18 @@
 -- Leaky bucket as a meter, as packages/core/src/algorithms/leaky-bucket.ts. State: { level, updated_at }, level
 -- in units of 1 / rate_denominator request.
 
+-- Time never runs backwards for a key: a state updated later than now (the clock stepped back) moves back to now with
+-- its level, and drains from there.
+local function leaky_bucket_as_of(state, now)
+  if state ~= nil and state.updated_at > now then return { level = state.level, updated_at = now } end
+  return state
+end
+
 local function leaky_bucket(state, now, cost, p, charge)
   local capacity = p.limit * p.rate_denominator
   local level = 0
-  if state ~= nil then
-    local elapsed = math.max(0, now - state.updated_at)
-    level = math.max(0, state.level - elapsed * p.rate_numerator)
-  end
+  state = leaky_bucket_as_of(state, now)
+  if state ~= nil then level = math.max(0, state.level - (now - state.updated_at) * p.rate_numerator) end
   local price = cost * p.rate_denominator
   if level + price > capacity then
     return { state = state, allowed = false, remaining = floor_div(capacity - level, p.rate_denominator),
@@ -22,9 +27,9 @@ local function leaky_bucket(state, now, cost, p, charge)
 end
 
 local function leaky_bucket_refund(state, now, cost, p)
+  state = leaky_bucket_as_of(state, now)
   if state == nil then return leaky_bucket(state, now, 1, p, false) end
-  local elapsed = math.max(0, now - state.updated_at)
-  local level = math.max(0, state.level - elapsed * p.rate_numerator)
+  local level = math.max(0, state.level - (now - state.updated_at) * p.rate_numerator)
   local next = { level = math.max(0, level - cost * p.rate_denominator), updated_at = now }
   return leaky_bucket(next, now, 1, p, false)
 end

@@ -1,9 +1,21 @@
 -- Leaky bucket as a queue (behind schedule), as packages/core/src/algorithms/leaky-queue.ts. State:
 -- { departure_ms, departure_fraction }, the last departure, the fraction in units of 1 / rate_numerator ms.
 
+-- Time never runs backwards for a key: a backlog longer than the queue (the clock stepped back) is taken as a full
+-- queue as of now, which drains from there.
+local function leaky_queue_as_of(state, now, p)
+  local capacity = p.limit * p.rate_denominator
+  if state == nil or (state.departure_ms - now) * p.rate_numerator + state.departure_fraction <= capacity then
+    return state
+  end
+  local departure_ms = now + floor_div(capacity, p.rate_numerator)
+  return { departure_ms = departure_ms, departure_fraction = capacity - (departure_ms - now) * p.rate_numerator }
+end
+
 local function leaky_queue(state, now, cost, p, charge)
   local rate_numerator, rate_denominator = p.rate_numerator, p.rate_denominator
   local capacity = p.limit * rate_denominator -- the longest wait, in units of 1 / rate_numerator ms
+  state = leaky_queue_as_of(state, now, p)
   local departure_ms = now
   local departure_fraction = 0
   if state ~= nil and (state.departure_ms > now or (state.departure_ms == now and state.departure_fraction > 0)) then
@@ -33,6 +45,7 @@ end
 
 local function leaky_queue_refund(state, now, cost, p)
   local rate_numerator, rate_denominator = p.rate_numerator, p.rate_denominator
+  state = leaky_queue_as_of(state, now, p)
   if state == nil then return leaky_queue(state, now, 1, p, false) end
   local backlog = (state.departure_ms - now) * rate_numerator + state.departure_fraction - cost * rate_denominator
   if backlog <= 0 then return leaky_queue(nil, now, 1, p, false) end

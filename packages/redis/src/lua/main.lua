@@ -62,7 +62,12 @@ local function read(key, algorithm)
   if not decoded or not well_formed(value, expires_at, state) then
     return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm'
   end
-  if expires_at <= now then return nil end
+  if expires_at <= now then
+    -- Gone for good, as when Redis expires it (the replay clock's keys outlive their expiry): a clock that then
+    -- stepped back must not bring the state back.
+    redis.call('DEL', key)
+    return nil
+  end
   return state
 end
 
@@ -119,6 +124,10 @@ for i = 1, #rules do
       return redis.error_reply('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', rule.block_key).ok)
     end
     rule.blocked_until = tonumber(blocked_until)
+    if rule.blocked_until ~= nil and rule.blocked_until <= now then
+      redis.call('DEL', rule.block_key) -- an ended block stays ended, as a state that expired (see read)
+      rule.blocked_until = nil
+    end
   end
 end
 
@@ -156,11 +165,11 @@ else
         rule.step = blocked_step(rule.step, now, blocked_until)
       end
     end
-  elseif charge then
-    for i = 1, #rules do
-      local rule = rules[i]
-      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
-    end
+  end
+  -- Every new state is written: each rule's when all charged, else only those moved back to a clock that stepped back.
+  for i = 1, #rules do
+    local rule = rules[i]
+    if rule.step.state ~= rule.state then write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms) end
   end
 end
 

@@ -1,7 +1,19 @@
 -- Sliding log, as packages/core/src/algorithms/sliding-log.ts. State: { times = {...}, costs = {...} }, oldest
 -- first (Lua arrays count from 1 where the TypeScript counts from 0).
 
+-- Time never runs backwards for a key: when the newest entry is later than now (the clock stepped back), every entry
+-- moves back by the same amount, so that the newest is now.
+local function sliding_log_as_of(state, now)
+  if state == nil or #state.times == 0 then return state end
+  local shift = now - state.times[#state.times]
+  if shift >= 0 then return state end
+  local times = {}
+  for i = 1, #state.times do times[i] = state.times[i] + shift end
+  return { times = times, costs = state.costs }
+end
+
 local function sliding_log(state, now, cost, p, charge)
+  state = sliding_log_as_of(state, now)
   local oldest = now - p.window_ms -- entries at or before this instant have expired
   local first = 1
   local used = 0
@@ -55,6 +67,7 @@ end
 
 local function sliding_log_refund(state, now, cost, p)
   if state == nil then return sliding_log(state, now, 1, p, false) end
+  state = sliding_log_as_of(state, now)
   local times = {}
   local costs = {}
   for i = 1, #state.times do

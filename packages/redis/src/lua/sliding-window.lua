@@ -1,6 +1,13 @@
 -- Sliding window counter, as packages/core/src/algorithms/sliding-window.ts. State: { window_start, previous,
 -- current }.
 
+-- Time never runs backwards for a key: counts from a later window than the clock's (the clock stepped back) move back
+-- to the clock's window.
+local function sliding_window_as_of(state, window_start)
+  if state == nil or state.window_start <= window_start then return state end
+  return { window_start = window_start, previous = state.previous, current = state.current }
+end
+
 -- The smallest offset e' in a window where floor(weight * (W - e') / W) <= allowed; W when none qualifies.
 local function first_offset_at_most(weight, allowed, window_ms)
   if weight == 0 then return 0 end
@@ -28,6 +35,7 @@ end
 local function sliding_window(state, now, cost, p, charge)
   local limit, window_ms = p.limit, p.window_ms
   local window_start = floor_div(now, window_ms) * window_ms
+  state = sliding_window_as_of(state, window_start)
   local previous = 0
   local current = 0
   if state ~= nil then

@@ -1,13 +1,18 @@
 -- Token bucket, as packages/core/src/algorithms/token-bucket.ts. State: { tokens, updated_at }, tokens in units
 -- of 1 / rate_denominator token.
 
+-- Time never runs backwards for a key: a state updated later than now (the clock stepped back) moves back to now with
+-- its tokens, and refills from there.
+local function token_bucket_as_of(state, now)
+  if state ~= nil and state.updated_at > now then return { tokens = state.tokens, updated_at = now } end
+  return state
+end
+
 local function token_bucket(state, now, cost, p, charge)
   local capacity = p.limit * p.rate_denominator
   local tokens = capacity
-  if state ~= nil then
-    local elapsed = math.max(0, now - state.updated_at)
-    tokens = math.min(capacity, state.tokens + elapsed * p.rate_numerator)
-  end
+  state = token_bucket_as_of(state, now)
+  if state ~= nil then tokens = math.min(capacity, state.tokens + (now - state.updated_at) * p.rate_numerator) end
   local price = cost * p.rate_denominator
   if tokens < price then
     return { state = state, allowed = false, remaining = floor_div(tokens, p.rate_denominator),
@@ -22,10 +27,10 @@ local function token_bucket(state, now, cost, p, charge)
 end
 
 local function token_bucket_refund(state, now, cost, p)
+  state = token_bucket_as_of(state, now)
   if state == nil then return token_bucket(state, now, 1, p, false) end
   local capacity = p.limit * p.rate_denominator
-  local elapsed = math.max(0, now - state.updated_at)
-  local tokens = math.min(capacity, state.tokens + elapsed * p.rate_numerator)
+  local tokens = math.min(capacity, state.tokens + (now - state.updated_at) * p.rate_numerator)
   local next = { tokens = math.min(capacity, tokens + cost * p.rate_denominator), updated_at = now }
   return token_bucket(next, now, 1, p, false)
 end
