@@ -5,6 +5,7 @@ import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { runCommands } from './commands'
 import { runCore } from './core'
+import { runEvents } from './events'
 import { format, mark, type PartResult, renderTable, settings } from './harness'
 import { runHttp } from './http'
 import { runMemory } from './memory'
@@ -18,6 +19,7 @@ export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
   redis: runRedis,
   memory: runMemory,
   commands: runCommands,
+  events: runEvents,
 }
 
 export interface Machine {

@@ -1,6 +1,6 @@
 // The code of docs/redis.md: each region is a block of the doc, word for word (test/docs/code-blocks.test.ts), and
 // `npm run typecheck` compiles this file, so the doc's code always builds.
-import { createLimiter } from '@sluice/core'
+import { createLimiter, type Limiter, StoreKeyError } from '@sluice/core'
 import { concurrencyLimit, rateLimit } from '@sluice/express'
 import { RedisLeaseStore, RedisStore } from '@sluice/redis'
 import type express from 'express'
@@ -22,7 +22,13 @@ export function standalone(app: express.Express): void {
 
 export function cluster(): void {
   // #region cluster
-  const store = new RedisStore({ client: new Cluster([{ host: '10.0.0.5', port: 7000 }]) })
+  const client = new Cluster([{ host: '10.0.0.5', port: 7000 }], {
+    retryDelayOnFailover: 0, // never resend, later, a call the store has answered by onError
+    retryDelayOnClusterDown: 0,
+    retryDelayOnTryAgain: 3, // TRYAGAIN retries (16 at most) end well within the timeout
+    slotsRefreshTimeout: 200, // a hung node delays a refresh of the slot map by this much at most
+  })
+  const store = new RedisStore({ client })
   const limiter = createLimiter({
     store,
     rules: [
@@ -48,4 +54,17 @@ export function leases(app: express.Express, client: Redis): void {
   const leases = new RedisLeaseStore({ client })
   app.use('/export', concurrencyLimit({ limit: 2, lease: '30s', store: leases })) // 2 in flight per client, fleet-wide
   // #endregion leases
+}
+
+export async function keyErrors(limiter: Limiter, userId: string): Promise<boolean> {
+  // #region key-error
+  try {
+    return (await limiter.consume(`user:${userId}`)).allowed
+  } catch (error) {
+    // Redis is fine, but what it holds under this one key is unusable (something else wrote there): this key alone
+    // fails, and the store has logged it once. limiter.reset(error.key) clears it, once you know what wrote there.
+    if (error instanceof StoreKeyError) return false
+    throw error
+  }
+  // #endregion key-error
 }

@@ -99,3 +99,22 @@ test('when one slot rejects, the slots that admitted are refunded', async () => 
   expect(rejected.rules?.[0]).toMatchObject({ allowed: true, remaining: 8 })
   expect((await limiter.peek('user:1', 1)).rules?.[0]?.remaining).toBe(8)
 })
+
+test('the decisions of one turn go as one EVALSHA per slot: a call never holds keys of two slots', async () => {
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 3,
+    window: '1m',
+    store: new RedisStore({ client }),
+  })
+  const users = Array.from({ length: 30 }, (_, i) => `batch:${i}`)
+  await Promise.all(users.map((user) => limiter.consume(user))) // loads the script on every node
+  await resetStats()
+  // Four requests per user, all in one turn: each user's key is one slot.
+  const decisions = await Promise.all(users.flatMap((user) => [1, 2, 3, 4].map(() => limiter.consume(user))))
+  const slots = new Set(users.map((user) => keySlot(`{${user}}`)))
+  expect(await evalshaCalls()).toBe(slots.size)
+  for (let u = 0; u < users.length; u++) {
+    expect(decisions.slice(4 * u, 4 * u + 4).map((d) => d.remaining)).toEqual([1, 0, 0, 0])
+  }
+})

@@ -4,6 +4,18 @@ export type { CalendarPeriod, CalendarPeriodName, PeriodBounds } from './calenda
 export type { Decision, RuleDecision } from './decision'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
 export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
+export type {
+  DecisionEvent,
+  DecisionSource,
+  EventKeys,
+  RuleDecisionEvent,
+  StoreEvent,
+  StoreFallbackEvent,
+  StoreOutageEvent,
+  StoreRecoveredEvent,
+  StoreRequestFailedEvent,
+} from './event-types'
+export { keyHash } from './events'
 export * from './http'
 export { createLimiter, type Limiter, type LimiterOptions, RateLimitError, type RuleLimits } from './limiter'
 export type { Logger } from './logger'

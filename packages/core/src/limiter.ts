@@ -1,9 +1,11 @@
 import type { AlgorithmName } from './algorithms'
 import type { CalendarPeriodName } from './calendar'
-import { checkObject, checkWholeNumber, isCost } from './checks'
+import { checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
 import type { Duration } from './duration'
 import { describe, InvalidOptionError } from './errors'
+import type { DecisionTrace, EventKeys } from './event-types'
+import { type DecisionContext, observeDecision, observed } from './events'
 import { checkLogger, type Logger } from './logger'
 import { MemoryStore } from './memory-store'
 import { compileRules, ruleSources } from './rule-sources'
@@ -51,6 +53,11 @@ export interface LimiterOptions {
    * store (and, over HTTP, an untrusted X-Forwarded-For and store outages). Default `console`.
    */
   logger?: Logger
+  /**
+   * What its events on the `sluice:decision` and `sluice:store` diagnostics channels say of keys: `'hash'` (default),
+   * a SHA-256 prefix, or `'raw'`, the key itself too (see `EventKeys`).
+   */
+  eventKeys?: EventKeys
 }
 
 /**
@@ -154,6 +161,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw new InvalidOptionError('store', `must be a Store, with bind() (got ${describe(store)})`)
   }
   const logger = checkLogger(options.logger ?? console)
+  const eventKeys = checkOneOf(options.eventKeys ?? 'hash', 'eventKeys', ['hash', 'raw'] as const)
   const bound = store.bind(rules, { logger })
   // The queue behind `schedule` counts in key spaces of its own, bound beside the rules.
   const queue = rules.every((rule) => rule.algorithm === 'leaky-bucket')
@@ -166,11 +174,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     defaults,
     (variantRules) => {
       const variantBound = store.bind(variantRules, { logger, variant: true })
-      return new RuleLimiter(store, variantBound, undefined, defaultCost, variants)
+      return new RuleLimiter(store, variantBound, undefined, defaultCost, variants, eventKeys)
     },
     () => base as RuleLimiter,
   )
-  base = new RuleLimiter(store, bound, queue, defaultCost, variants)
+  base = new RuleLimiter(store, bound, queue, defaultCost, variants, eventKeys)
   return base
 }
 
@@ -183,6 +191,8 @@ class RuleLimiter implements Limiter {
   readonly rules: readonly CompiledRule[]
   /** A larger cost can never fit some rule. */
   private readonly largestFit: number
+  /** What the events of this limiter need of it. */
+  private readonly events: DecisionContext
 
   constructor(
     readonly store: Store,
@@ -191,17 +201,19 @@ class RuleLimiter implements Limiter {
     private readonly queue: BoundStore | undefined,
     private readonly defaultCost: number,
     private readonly variants: Variants<Limiter>,
+    eventKeys: EventKeys,
   ) {
     this.rules = bound.rules
     this.largestFit = Math.min(...bound.rules.map((rule) => rule.limit))
+    this.events = { rules: bound.rules, eventKeys }
   }
 
   consume(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
-    return this.decide(this.bound, key, cost, true)
+    return this.decide(this.bound, key, cost, 'consume')
   }
 
   peek(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
-    return this.decide(this.bound, key, cost, false)
+    return this.decide(this.bound, key, cost, 'peek')
   }
 
   async refund(key: string | readonly string[], cost = this.defaultCost): Promise<void> {
@@ -227,7 +239,7 @@ class RuleLimiter implements Limiter {
         : "a queue needs every rule to use algorithm 'leaky-bucket'"
       return Promise.reject(new TypeError(`sluice: ${why}`))
     }
-    return this.decide(this.queue, key, cost, true)
+    return this.decide(this.queue, key, cost, 'enqueue')
   }
 
   async schedule(
@@ -243,8 +255,16 @@ class RuleLimiter implements Limiter {
     return decision
   }
 
-  /** The one way to the store: the bound store's promise is the caller's, with nothing chained on it. */
-  private decide(bound: BoundStore, key: string | readonly string[], cost: number, charge: boolean): Promise<Decision> {
+  /**
+   * The one way to the store: unless someone listens for events, the bound store's promise is the caller's, with
+   * nothing chained on it and nothing built for the events.
+   */
+  private decide(
+    bound: BoundStore,
+    key: string | readonly string[],
+    cost: number,
+    operation: 'consume' | 'peek' | 'enqueue',
+  ): Promise<Decision> {
     let keys: readonly string[]
     try {
       keys = this.keysFor(key)
@@ -252,9 +272,21 @@ class RuleLimiter implements Limiter {
     } catch (error) {
       return Promise.reject(error)
     }
+    const charge = operation !== 'peek'
+    if (!observed()) return this.apply(bound, keys, cost, charge, undefined)
+    return observeDecision(this.events, operation, keys, cost, (trace) => this.apply(bound, keys, cost, charge, trace))
+  }
+
+  private apply(
+    bound: BoundStore,
+    keys: readonly string[],
+    cost: number,
+    charge: boolean,
+    trace: DecisionTrace | undefined,
+  ): Promise<Decision> {
     // A cost that can never fit is answered without charging anything (a peek for the current numbers).
-    if (cost > this.largestFit) return bound.apply(keys, 1, false).then((peeked) => neverFits(peeked, cost))
-    return bound.apply(keys, cost, charge)
+    if (cost > this.largestFit) return bound.apply(keys, 1, false, trace).then((peeked) => neverFits(peeked, cost))
+    return bound.apply(keys, cost, charge, trace)
   }
 
   private keysFor(key: string | readonly string[]): readonly string[] {

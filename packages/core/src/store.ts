@@ -1,6 +1,7 @@
 import { algorithms, type Step } from './algorithms'
 import { blockedStep, isBlocked, startsBlock } from './blocks'
 import type { Decision } from './decision'
+import type { DecisionTrace } from './event-types'
 import type { Logger } from './logger'
 import type { CompiledRule } from './rules'
 
@@ -76,9 +77,11 @@ export interface BoundStore {
    * Applies every rule to its key at one instant, all or nothing: when `charge` is true and every rule admits, each
    * key is charged `cost`; when any rule rejects (or `charge` is false, a peek), no key changes. Answers the
    * Decision, built from the rules' outcomes with `decisionOf`, so a store that decides without I/O costs its caller
-   * one promise and no more. `cost` is a positive whole number no larger than any rule's limit.
+   * one promise and no more. `cost` is a positive whole number no larger than any rule's limit. `trace` is given
+   * only while someone listens on `sluice:decision`: a store whose answer did not come from its own state (a
+   * short-circuit, a fallback) says so in it.
    */
-  apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision>
+  apply(keys: readonly string[], cost: number, charge: boolean, trace?: DecisionTrace): Promise<Decision>
   /**
    * Gives `cost` back to each key, after a charged request that should not count (see the algorithms' `Refund`).
    * Each key is refunded on its own; a refund never goes below a new key's state.

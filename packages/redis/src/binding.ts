@@ -3,6 +3,7 @@ import {
   type BoundStore,
   type CompiledRule,
   type Decision,
+  type DecisionTrace,
   decisionOf,
   type FailurePolicy,
 } from '@sluice/core/store'
@@ -54,20 +55,26 @@ export class RedisBinding implements BoundStore {
     this.everyRule = rules.map((_, i) => i)
   }
 
-  async apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
+  async apply(keys: readonly string[], cost: number, charge: boolean, trace?: DecisionTrace): Promise<Decision> {
     const { shared, rules } = this
     const redisKeys = this.redisKeys(keys)
     // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
     const rejectionKey = redisKeys.length === 1 ? (redisKeys[0] as string) : redisKeys.join('')
     const known = shared.rejections.known(rejectionKey, cost, this)
-    if (known !== undefined) return decisionOf(rules, known, cost)
+    if (known !== undefined) {
+      if (trace !== undefined) trace.source = 'short-circuit'
+      return decisionOf(rules, known, cost)
+    }
     const mode: Mode = charge ? 'charge' : 'peek'
     const groups = this.groupsOf(redisKeys)
     const outcomes =
       groups.length === 1
         ? await this.run(this.everyRule, keys, redisKeys, cost, mode)
         : await applyBySlot(groups, mode, (group, groupMode) => this.run(group, keys, redisKeys, cost, groupMode))
-    if (outcomes instanceof Away) return this.fallback(outcomes, keys, cost, charge)
+    if (outcomes instanceof Away) {
+      if (trace !== undefined) trace.source = 'fallback'
+      return this.fallback(outcomes, keys, cost, charge)
+    }
     shared.rejections.remember(rejectionKey, cost, outcomes, this)
     return decisionOf(rules, outcomes, cost)
   }

@@ -1,8 +1,11 @@
+import { channel } from 'node:diagnostics_channel'
 import {
   type BoundStore,
   type CompiledRule,
+  type FailurePolicy,
   type Logger,
   type MemoryStore,
+  type StoreEvent,
   StoreUnavailableError,
 } from '@sluice/core/store'
 import { Deadlines } from './deadlines'
@@ -15,6 +18,9 @@ export class Away {
     readonly cause: unknown,
   ) {}
 }
+
+// The channel the limiters publish store failures on (see StoreEvent in @sluice/core).
+const storeChannel = channel('sluice:store')
 
 // The local stand-in binds the same rules as the Redis binding, which has already reported any shared key space.
 const ALREADY_REPORTED: Logger = { warn() {}, error() {} }
@@ -29,6 +35,8 @@ export interface NodeOptions {
   readonly backstopMs: number
   readonly probeIntervalMs: number
   readonly logger: Logger
+  /** What decides the requests during an outage. */
+  readonly onError: FailurePolicy
   /** What requests get during an outage, for the log line: 'deciding from local memory', ... */
   readonly meanwhile: string
   /** Asks Redis whether it answers for the slot of `key` again (on a Cluster, wherever that slot now lives). */
@@ -140,6 +148,10 @@ export class NodeHealth {
     this.probeKey = key
     this.nextProbeAt = this.outageSince + probeIntervalMs
     this.options.onAway(this)
+    if (storeChannel.hasSubscribers) {
+      publish({ type: 'outage', node: label, error })
+      publish({ type: 'fallback', node: label, onError: this.options.onError })
+    }
     logger.warn(
       `sluice: ${label} is unavailable (${message(error)}); ${meanwhile}${inCluster ? ' for its keys' : ''} ` +
         'until it answers again',
@@ -158,12 +170,17 @@ export class NodeHealth {
     this.local?.clear()
     this.options.onBack(this)
     const { label, inCluster, logger } = this.options
+    if (storeChannel.hasSubscribers) publish({ type: 'recovered', node: label, outageMs: lasted })
     logger.info?.(
       inCluster
         ? `sluice: the keys of ${label} are answered again after ${lasted} ms; decisions come from Redis again`
         : `sluice: ${label} answers again after ${lasted} ms; decisions come from Redis again`,
     )
   }
+}
+
+function publish(event: StoreEvent): void {
+  storeChannel.publish(event)
 }
 
 function message(error: unknown): string {

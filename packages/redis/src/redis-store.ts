@@ -149,7 +149,7 @@ export class RedisStore implements Store {
     const checkedLogger = checkLogger(logger)
     warnAboutClientOptions(client, this.timeout, checkedLogger)
     const now = clock === undefined ? () => Date.now() : () => Math.floor(clock())
-    const runner = new ScriptRunner(client, clock)
+    const runner = new ScriptRunner(client, clock, client.isCluster === true)
     this.shared = {
       client,
       cluster: client.isCluster === true,
@@ -160,6 +160,7 @@ export class RedisStore implements Store {
         backstopMs: BACKSTOP_TIMEOUTS * this.timeout,
         probeIntervalMs,
         logger: checkedLogger,
+        onError: this.onError,
         meanwhile: MEANWHILE[this.onError],
         probe: (key) => runner.probe(key),
         newLocal: this.onError === 'local' ? () => new MemoryStore({ maxKeys: localMaxKeys, clock: now }) : undefined,

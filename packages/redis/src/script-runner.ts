@@ -1,140 +1,89 @@
-import type { CalendarPeriod, CompiledRule, Outcome } from '@sluice/core/store'
+import type { Outcome } from '@sluice/core/store'
 import type { Redis } from 'ioredis'
+import { Batches } from './batch'
 import { errorCode } from './errors'
-import { redisBlockKeyPrefix, redisKeyPrefix } from './keys'
-import { type Script, scriptFor } from './script'
+import { blockKeys, type Mode, type Plan } from './plan'
+import type { Script } from './script'
 
-/** What a call asks of the script: apply and charge, apply without charging, or give a cost back. */
-export type Mode = 'charge' | 'peek' | 'refund'
-
-/** What every call for one list of rules sends alike, worked out once, when a store binds them. */
-export interface Plan {
-  /** The script with exactly the algorithms of these rules. */
-  readonly script: Script
-  /**
-   * Per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms, as the script reads them;
-   * a calendar rule's period follows, for its boundaries around the time of each call.
-   */
-  readonly ruleArgs: readonly (string | CalendarPeriod)[]
-  readonly ruleCount: number
-  /** Whether a rule counts calendar periods, so that a call may be answered 'SLUICE_CLOCK'. */
-  readonly calendar: boolean
-  /** Per rule with a block: its index, the length of its key prefix, and its block key prefix. */
-  readonly blocks: readonly (readonly [index: number, prefixLength: number, blockPrefix: string])[]
-}
-
-/**
- * The plan of a list of rules.
- *
- * @example
- * const plan = planFor(limiter.rules)
- */
-export function planFor(rules: readonly CompiledRule[]): Plan {
-  const ruleArgs: (string | CalendarPeriod)[] = []
-  for (const rule of rules) {
-    ruleArgs.push(
-      rule.algorithmCode,
-      String(rule.limit),
-      String(rule.windowMs),
-      String(rule.rateNumerator),
-      String(rule.rateDenominator),
-      String(rule.blockMs),
-    )
-    if (rule.calendar !== undefined) ruleArgs.push(rule.calendar)
-  }
-  const blocks = rules.flatMap((rule, i) =>
-    rule.blockMs > 0 ? [[i, redisKeyPrefix(rule).length, redisBlockKeyPrefix(rule)] as const] : [],
-  )
-  return {
-    script: scriptFor(rules.map((rule) => rule.algorithmCode)),
-    ruleArgs,
-    ruleCount: rules.length,
-    calendar: rules.some((rule) => rule.calendar !== undefined),
-    blocks,
-  }
-}
-
-/**
- * The block keys of the rules of `plan` that have a block, for their Redis keys `redisKeys` (in the order of the
- * rules): the same hash tag after the block prefix.
- *
- * @example
- * await client.del(...redisKeys, ...blockKeys(plan, redisKeys))
- */
-export function blockKeys(plan: Plan, redisKeys: readonly string[]): string[] {
-  return plan.blocks.map(([i, prefixLength, blockPrefix]) => blockPrefix + (redisKeys[i] as string).slice(prefixLength))
-}
+export { blockKeys, type Mode, type Plan, planFor } from './plan'
 
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
-const FIELDS_PER_REPLY = 5
+const FIELDS_PER_RULE = 5
 
 // The probe of a node that failed: a write, so that a node that reads but cannot write (OOM, READONLY, MISCONF) is
 // not taken for recovered, on a key of its own that expires at once, in the slot of the key that failed.
 const PROBE = "redis.call('SET', KEYS[1], '1', 'PX', 1000) return 1"
 
 /**
- * Runs the scripts: one EVALSHA per call; after a Redis restart or SCRIPT FLUSH (NOSCRIPT, also when ioredis Cluster
- * wraps it in "Too many Cluster redirections"), one EVAL that loads the script again and runs it. `clock` is the tests'
- * replay clock; without it the script reads Redis's TIME.
+ * Runs the scripts: the calls of one turn of the event loop coalesced into one EVALSHA (one per slot on a Cluster, see
+ * `Batches`); after a Redis restart or SCRIPT FLUSH (NOSCRIPT, also when ioredis Cluster wraps it in "Too many Cluster
+ * redirections"), one EVAL that loads the script again and runs it. `clock` is the tests' replay clock; without it the
+ * script reads Redis's TIME.
  *
  * @example
  * const outcomes = await new ScriptRunner(client, undefined).run(plan, ['sluice:default:sw:{42}'], 1, 'charge')
  */
 export class ScriptRunner {
+  private readonly batches: Batches
+
   constructor(
     private readonly client: Pick<Redis, 'evalsha' | 'eval'>,
     private readonly clock: (() => number) | undefined,
-  ) {}
+    cluster = false,
+  ) {
+    this.batches = new Batches(this.send, cluster, clock === undefined ? 0 : EXPLICIT_CLOCK_TTL_SLACK_MS)
+  }
 
   /**
-   * One call of `plan`'s script on `redisKeys`. `replied` is told when Redis answered NOSCRIPT: the connection is
-   * alive, and the call goes on with the reload.
+   * One call of `plan`'s rules on `redisKeys`, in the batch of this turn. `replied` is told when Redis answered
+   * NOSCRIPT: the connection is alive, and the call goes on with the reload.
    */
   run(plan: Plan, redisKeys: readonly string[], cost: number, mode: Mode, replied?: () => void): Promise<Outcome[]> {
     const instantMs = this.clock === undefined ? Date.now() : Math.floor(this.clock())
-    const sent = this.send(plan, redisKeys, cost, mode, instantMs, replied)
+    const sent = this.decide(plan, redisKeys, cost, mode, instantMs, replied)
     if (!plan.calendar) return sent
     // The Redis clock is more than a period away from this instance's: ask again around the Redis time. A second
     // such answer (the Redis clock jumped by a period within one round trip) is an error, never a guess.
     return sent.catch((error: unknown) => {
       const redisMs = redisClockOf(error)
       if (redisMs === undefined) throw error
-      return this.send(plan, redisKeys, cost, mode, redisMs, replied).catch((again: unknown) => {
+      return this.decide(plan, redisKeys, cost, mode, redisMs, replied).catch((again: unknown) => {
         if (redisClockOf(again) === undefined) throw again
         throw new Error(`sluice: the Redis clock moved by more than a calendar period during one call (${again})`)
       })
     })
   }
 
-  /** One EVALSHA (and an EVAL after NOSCRIPT), with calendar boundaries around `aroundMs`. */
-  private send(
+  /** One request in this turn's batch, with calendar boundaries around `aroundMs`. */
+  private decide(
     plan: Plan,
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
     aroundMs: number,
     replied: (() => void) | undefined,
-  ) {
-    const { script, ruleArgs, ruleCount } = plan
+  ): Promise<Outcome[]> {
     const keys = plan.blocks.length === 0 ? redisKeys : [...redisKeys, ...blockKeys(plan, redisKeys)]
-    const args: (string | number)[] = keys.slice()
-    if (this.clock === undefined) args.push(mode, '', 0, cost)
-    else args.push(mode, Math.floor(this.clock()), EXPLICIT_CLOCK_TTL_SLACK_MS, cost)
-    for (let i = 0; i < ruleArgs.length; i++) {
-      const arg = ruleArgs[i] as string | CalendarPeriod
-      if (typeof arg === 'string') args.push(arg)
-      else args.push(...arg.boundariesAround(aroundMs))
-    }
-    return this.client.evalsha(script.sha, keys.length, ...args).then(
-      (reply) => parseReply(reply, ruleCount),
-      (error: unknown) => {
-        if (errorCode(error) !== 'NOSCRIPT') throw error
-        replied?.()
-        return this.client.eval(script.source, keys.length, ...args).then((reply) => parseReply(reply, ruleCount))
-      },
-    )
+    const now = this.clock === undefined ? '' : Math.floor(this.clock())
+    return this.batches
+      .add(plan, keys, cost, mode, now, aroundMs, replied)
+      .then((entry) => parseEntry(entry, plan.ruleCount))
+  }
+
+  /** The one place a script call is sent: EVALSHA, and after NOSCRIPT one EVAL with the script's text. */
+  private readonly send = (
+    script: Script,
+    keys: readonly string[],
+    args: readonly (string | number)[],
+    replied: () => void,
+  ): Promise<unknown> => {
+    return this.client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+      if (errorCode(error) !== 'NOSCRIPT') throw error
+      replied()
+      return this.client.eval(script.source, keys.length, ...keys, ...args)
+    })
   }
 
   /**
@@ -153,25 +102,19 @@ function redisClockOf(error: unknown): number | undefined {
   return Number.isSafeInteger(ms) ? ms : undefined
 }
 
-/** The script's reply, one array per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. */
-function parseReply(reply: unknown, ruleCount: number): Outcome[] {
-  if (!Array.isArray(reply) || reply.length !== ruleCount) throw unexpected(reply)
+/** A request's entry of the reply, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. */
+function parseEntry(entry: readonly unknown[], ruleCount: number): Outcome[] {
   const outcomes: Outcome[] = []
   for (let i = 0; i < ruleCount; i++) {
-    const fields: unknown = reply[i]
-    if (!Array.isArray(fields) || fields.length !== FIELDS_PER_REPLY) throw unexpected(reply)
-    const retryAfterMs = Number(fields[3])
+    const at = FIELDS_PER_RULE * i
+    const retryAfterMs = Number(entry[at + 3])
     outcomes.push({
-      allowed: fields[0] === 1,
-      remaining: Number(fields[1]),
-      resetMs: Number(fields[2]),
+      allowed: entry[at] === 1,
+      remaining: Number(entry[at + 1]),
+      resetMs: Number(entry[at + 2]),
       retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
-      delayMs: Number(fields[4]),
+      delayMs: Number(entry[at + 4]),
     })
   }
   return outcomes
-}
-
-function unexpected(reply: unknown): Error {
-  return new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
 }

@@ -27,12 +27,17 @@ export interface AlgorithmSource {
   readonly helper?: string
   /** How many numbers each call sends for a rule beyond its parameters: a calendar window's period boundaries. */
   readonly boundaries: number
+  /**
+   * Whether it reads and writes its key itself (`<name>_read`, `<name>_write`) instead of a value decoded and encoded
+   * whole: the sliding log, whose value grows with its limit.
+   */
+  readonly ownsKey?: boolean
 }
 
 /** Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them. */
 export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
   fw: { name: 'fixed_window', source: fixedWindow, boundaries: 0 },
-  sl: { name: 'sliding_log', source: slidingLog, boundaries: 0 },
+  sl: { name: 'sliding_log', source: slidingLog, boundaries: 0, ownsKey: true },
   sw: { name: 'sliding_window', source: slidingWindow, boundaries: 0 },
   tb: { name: 'token_bucket', source: tokenBucket, boundaries: 0 },
   lb: { name: 'leaky_bucket', source: leakyBucket, boundaries: 0 },
@@ -42,27 +47,65 @@ export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
 }
 
 /**
- * The script for a request whose rules use `codes` (in any order, repeats allowed): the integer helpers, only
- * those algorithms, the table that names them and the entry point. Lua builds every function and table of a script
- * on every call, so a script without the algorithms a request does not use costs Redis less; and every stack of
- * rules is still one EVALSHA. A store builds it once, when it binds rules that use that set.
+ * The script for batches of requests whose rules use `codes` (in any order, repeats allowed): the integer helpers,
+ * only those algorithms, the table that names them and the entry point. Lua builds every function and table of a
+ * script on every call, so a script without the algorithms a batch does not use costs Redis less; and every batch is
+ * still one EVALSHA. A store builds each script once, when a batch first needs that set (see {@link scriptForMask}).
  *
  * @example
  * const { source, sha } = scriptFor(['sw', 'tb']) // sliding window and token bucket, for two stacked rules
  */
 export function scriptFor(codes: readonly string[]): Script {
-  const used = Object.keys(ALGORITHM_SOURCES).filter((code) => codes.includes(code))
+  const used = CODES.filter((code) => codes.includes(code))
   if (used.length === 0 || used.length !== new Set(codes).size) {
     throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
   }
   const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as AlgorithmSource)
-  const table = algorithms.map(({ name, boundaries }, i) => {
+  const table = algorithms.map(({ name, boundaries, ownsKey }, i) => {
     const outside = boundaries > 0 ? `, outside = ${name}_outside` : ''
-    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, decode = ${name}_decode, encode = ${name}_encode, boundaries = ${boundaries}${outside} },`
+    const storage = ownsKey
+      ? `read = ${name}_read, write = ${name}_write`
+      : `decode = ${name}_decode, encode = ${name}_encode`
+    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, ${storage}, boundaries = ${boundaries}${outside} },`
   })
   const sources = algorithms.flatMap((a) => (a.helper === undefined ? [a.source] : [a.helper, a.source]))
   const source = [math, blocks, ...sources, ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
     .map((part) => part.trimEnd())
     .join('\n\n')
   return { source, sha: createHash('sha1').update(source).digest('hex') }
+}
+
+const CODES = Object.keys(ALGORITHM_SOURCES)
+const scripts: (Script | undefined)[] = []
+
+/**
+ * The algorithms of `codes` as a bit mask (bit i: the i-th code of {@link ALGORITHM_SOURCES}): a batch ORs the masks
+ * of its requests to know which script evaluates them all.
+ *
+ * @example
+ * scriptForMask(codeMask(['sw']) | codeMask(['tb'])) // the script of scriptFor(['sw', 'tb'])
+ */
+export function codeMask(codes: readonly string[]): number {
+  let mask = 0
+  for (const code of codes) {
+    const bit = CODES.indexOf(code)
+    if (bit === -1) throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
+    mask |= 1 << bit
+  }
+  return mask
+}
+
+/**
+ * The script for the algorithms of a {@link codeMask}, built on first use and kept.
+ *
+ * @example
+ * const { sha } = scriptForMask(codeMask(['fw']))
+ */
+export function scriptForMask(mask: number): Script {
+  let script = scripts[mask]
+  if (script === undefined) {
+    script = scriptFor(CODES.filter((_, bit) => (mask >> bit) & 1))
+    scripts[mask] = script
+  }
+  return script
 }

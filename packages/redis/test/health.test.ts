@@ -38,6 +38,7 @@ function recordingNode(withInfo = true) {
     backstopMs: 3000,
     probeIntervalMs: 50,
     logger: withInfo ? { ...logger, info: (m: string) => log.infos.push(m) } : logger,
+    onError: 'open',
     meanwhile: 'admitting every request',
     probe: (key) => runner.probe(key),
     refresh: () => log.refreshes++,

@@ -16,6 +16,7 @@ function setUp(map: NodeMap) {
     backstopMs: 3000,
     probeIntervalMs: 0,
     logger: { warn: (m) => log.warnings.push(m), error: () => {}, info: (m) => log.infos.push(m) },
+    onError: 'closed',
     meanwhile: 'rejecting',
     probe: (key) => {
       log.probes.push(key)

@@ -158,6 +158,7 @@ const KNOWN_OPTIONS: { readonly [option in keyof HttpLimitOptions<unknown, unkno
   ipv6Subnet: true,
   onError: true,
   logger: true,
+  eventKeys: true,
   clock: true,
   allowList: true,
   denyList: true,
@@ -186,6 +187,7 @@ const LIMITER_OPTIONS = [
   'block',
   'store',
   'prefix',
+  'eventKeys',
 ] as const
 
 /**

@@ -1,39 +1,45 @@
 -- The entry point, after the helpers, the algorithms this script was built for and their ALGORITHMS table (see
--- src/script.ts): runs the rules of one request at one instant, all or nothing, as evaluateRules + committed in
--- packages/core/src/store.ts, and writes every changed key with its expiry in this same call.
+-- src/script.ts): decides a batch of requests, in the order they arrived, each at one instant and all or nothing
+-- across its own rules, as evaluateRules + committed in packages/core/src/store.ts; every changed key is written with
+-- its expiry in this same call. A batch is the requests of one turn of the instance's event loop (src/batch.ts).
 --
--- KEYS: one key per rule, then the block key of each rule with a block (block_ms > 0), in the order of the rules.
--- ARGV: mode ('charge' | 'peek' | 'refund'), now (ms; '' = the Redis server's TIME), extra ttl ms (explicit now
---       only), cost, then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms,
---       and as many period boundaries as its algorithm takes (a calendar window: 4, around the instance's clock).
--- Returns one array per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. Redis
--- would truncate a fraction in a reply, so every number returned is a whole one. When the time is outside the
--- boundaries of a calendar rule (the clocks disagree by more than a period), nothing is read or written and the
--- reply is the error 'SLUICE_CLOCK <now>': the instance asks again with boundaries around that time.
--- A key this script cannot use (something else wrote it, a rule's key or its block key) fails the call with the error
--- `SLUICEKEY <rule number> <what it holds>`, before anything is written: that request fails alone, and the key is
--- left as it was found.
+-- ARGV: extra ttl ms (an explicit now only, else 0), the number of rule sets, then each rule set: its rule count,
+--       then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms, and as many
+--       period boundaries as its algorithm takes (a calendar window: 4, around the instance's clock);
+--       then per request: its rule set (from 1), mode ('charge' | 'peek' | 'refund'), cost, now (ms; '' = the Redis
+--       server's TIME).
+-- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
+-- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
+-- never), delay_ms (Redis would truncate a fraction, so every number is a whole one); or one string when that request
+-- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it):
+-- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
+--   period); nothing is read or written, and the instance asks again with boundaries around that time.
+-- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
+--   its block key), found before anything is written: the key is left as it was found.
+-- - any other error a request met, as its message; the requests after it are still decided.
 -- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
-local mode = ARGV[1]
+local extra_ttl_ms = tonumber(ARGV[1])
+-- Redis's clock, read once per batch: every request of a batch that takes Redis's time is decided at that instant, and
+-- every key expires by it. Redis 3.2 to 4 replicate a script that reads TIME only by its effects; 5 and later always do.
+if redis.replicate_commands ~= nil then redis.replicate_commands() end
+local time = redis.call('TIME')
+local redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- The instant of the request being decided.
 local now
-if ARGV[2] == '' then
-  -- Redis 3.2 to 4 replicate a script that reads TIME only by its effects; 5 and later always do.
-  if redis.replicate_commands ~= nil then redis.replicate_commands() end
-  local time = redis.call('TIME')
-  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-else
-  now = tonumber(ARGV[2])
-end
-local extra_ttl_ms = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
 
--- Whether a decoded value is a state this script wrote: every number in it a whole one from 0 to 2^53, as all states
+-- When a key whose state matters for `ms` more is to expire, by Redis's clock. PEXPIREAT rather than SET PX or PEXPIRE:
+-- Redis rewrites a relative expiry into an absolute one for its replicas and AOF, which costs it more than the write
+-- itself. Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole
+-- number below 10^14 ms (3 000 years from 1970) goes as it is.
+local function expire_at(ms)
+  local at = redis_now + ms + extra_ttl_ms
+  if at >= 1e14 then return string.format('%.0f', at) end
+  return at
+end
+
+-- Whether a decoded value is a state this script wrote: every number in it a whole one (see `whole`), as all states
 -- are, and the value exactly as long as those numbers (a longer or shorter one is something else).
-local function whole(n)
-  return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == math.floor(n)
-end
-
 local function well_formed(value, expires_at, state)
   if not whole(expires_at) then return false end
   local numbers = 1
@@ -53,8 +59,18 @@ local function well_formed(value, expires_at, state)
 end
 
 -- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
--- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm.
+-- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm; third: when the
+-- state read expires.
 local function read(key, algorithm)
+  if algorithm.read ~= nil then
+    -- An algorithm that reads its key itself (the sliding log, a view on a long value) says when its state expires.
+    local state, unusable = algorithm.read(key)
+    if state ~= nil and state.expires_at <= now then
+      redis.call('DEL', key) -- gone for good, as below
+      return nil
+    end
+    return state, unusable
+  end
   local value = redis.pcall('GET', key)
   if type(value) == 'table' and value.err then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   if not value then return nil end
@@ -68,117 +84,186 @@ local function read(key, algorithm)
     redis.call('DEL', key)
     return nil
   end
-  return state
+  return state, nil, expires_at
 end
 
-local function write(key, algorithm, state, reset_ms)
+-- Writes a key's new state, to expire `reset_ms` from now. A state that expires when the one read did (a fixed or
+-- sliding window within its window) is written over the old one in place, which keeps the key's expiry: setting an
+-- expiry costs Redis more than the write itself.
+local function write(key, algorithm, state, reset_ms, read_expires_at)
   if state == nil or reset_ms <= 0 then
     redis.call('DEL', key)
     return
   end
-  local value = algorithm.encode(now + reset_ms, state)
-  -- Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole number
-  -- below 10^14 ms (3 000 years) goes as it is, which spares a string.format on every write.
-  local ttl_ms = reset_ms + extra_ttl_ms
-  if ttl_ms >= 1e14 then ttl_ms = string.format('%.0f', ttl_ms) end
-  redis.call('SET', key, value, 'PX', ttl_ms)
+  if algorithm.write ~= nil then
+    algorithm.write(key, state, now + reset_ms, expire_at(reset_ms))
+    return
+  end
+  local expires_at = now + reset_ms
+  if expires_at == read_expires_at then
+    redis.call('SETRANGE', key, 0, algorithm.encode(expires_at, state))
+    return
+  end
+  redis.call('SET', key, algorithm.encode(expires_at, state))
+  redis.call('PEXPIREAT', key, expire_at(reset_ms))
 end
 
--- Per rule: its parameters as the algorithms read them (p), its algorithm, its key's state, when its key's block
--- ends (a rule with a block), and then its step.
-local rules = {}
-local at = 4
-while at < #ARGV do
-  local algorithm = ALGORITHMS[ARGV[at + 1]]
-  local rule = {
-    algorithm = algorithm,
-    limit = tonumber(ARGV[at + 2]),
-    window_ms = tonumber(ARGV[at + 3]),
-    rate_numerator = tonumber(ARGV[at + 4]),
-    rate_denominator = tonumber(ARGV[at + 5]),
-    block_ms = tonumber(ARGV[at + 6]),
-    state = nil,
-    blocked_until = nil,
-    step = nil,
-  }
-  at = at + 6
-  if algorithm.boundaries > 0 then
-    rule.boundaries = {}
-    for j = 1, algorithm.boundaries do rule.boundaries[j] = tonumber(ARGV[at + j]) end
-    at = at + algorithm.boundaries
-    if algorithm.outside(rule, now) then return redis.error_reply('SLUICE_CLOCK ' .. string.format('%.0f', now)) end
-  end
-  rules[#rules + 1] = rule
-end
-local blocks = #rules
-for i = 1, #rules do
-  local rule = rules[i]
-  local state, unusable = read(KEYS[i], rule.algorithm)
-  if unusable then return redis.error_reply('SLUICEKEY ' .. i .. ' ' .. unusable) end
-  rule.state = state
-  if rule.block_ms > 0 then
-    blocks = blocks + 1
-    rule.block_key = KEYS[blocks]
-    local blocked_until = redis.pcall('GET', rule.block_key)
-    if type(blocked_until) == 'table' and blocked_until.err then
-      return redis.error_reply('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', rule.block_key).ok)
+-- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; and how many keys a
+-- request of that set sends (a key per rule, and a block key per rule with a block).
+local sets = {}
+local at = 2
+for s = 1, tonumber(ARGV[2]) do
+  local rules = { keys = 0 }
+  local count = tonumber(ARGV[at + 1])
+  at = at + 1
+  for i = 1, count do
+    local algorithm = ALGORITHMS[ARGV[at + 1]]
+    local p = {
+      algorithm = algorithm,
+      limit = tonumber(ARGV[at + 2]),
+      window_ms = tonumber(ARGV[at + 3]),
+      rate_numerator = tonumber(ARGV[at + 4]),
+      rate_denominator = tonumber(ARGV[at + 5]),
+      block_ms = tonumber(ARGV[at + 6]),
+    }
+    at = at + 6
+    if algorithm.boundaries > 0 then
+      p.boundaries = {}
+      for j = 1, algorithm.boundaries do p.boundaries[j] = tonumber(ARGV[at + j]) end
+      at = at + algorithm.boundaries
     end
-    rule.blocked_until = tonumber(blocked_until)
-    if rule.blocked_until ~= nil and rule.blocked_until <= now then
-      redis.call('DEL', rule.block_key) -- an ended block stays ended, as a state that expired (see read)
-      rule.blocked_until = nil
-    end
+    rules[i] = p
+    rules.keys = rules.keys + 1
+    if p.block_ms > 0 then rules.keys = rules.keys + 1 end
   end
+  sets[s] = rules
 end
 
-if mode == 'refund' then
-  -- As MemoryStore.refund: each key on its own; a key with nothing left is not written.
-  for i = 1, #rules do
-    local rule = rules[i]
-    if rule.state == nil then
-      rule.step = rule.algorithm.step(nil, now, 1, rule, false)
-    else
-      rule.step = rule.algorithm.refund(rule.state, now, cost, rule)
-      write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms)
-    end
+-- The reply, and how many numbers it holds so far.
+local replies = {}
+local n = 0
+
+-- One request: its rules, its keys from KEYS[first], its mode and cost, at `now`. Appends its numbers to the reply,
+-- or raises the error of this request alone.
+local function decide(rules, first, mode, cost)
+  local count = #rules
+  for i = 1, count do
+    local p = rules[i]
+    if p.boundaries ~= nil and p.algorithm.outside(p, now) then error('SLUICE_CLOCK ' .. string.format('%.0f', now), 0) end
   end
-else
-  local charge = mode == 'charge'
-  local rejected = false
-  for i = 1, #rules do
-    local rule = rules[i]
-    local blocked = is_blocked(rule.blocked_until, now)
-    rule.step = rule.algorithm.step(rule.state, now, cost, rule, charge and not blocked)
-    if blocked then rule.step = blocked_step(rule.step, now, rule.blocked_until) end
-    if not rule.step.allowed then rejected = true end
-  end
-  if rejected and charge then
-    -- Nothing is charged, so the rules that would have admitted report their uncharged view; each rule that
-    -- rejected and has a block starts one, unless its key was blocked already (a block is never extended).
-    for i = 1, #rules do
-      local rule = rules[i]
-      if rule.step.allowed then
-        rule.step = rule.algorithm.step(rule.state, now, cost, rule, false)
-      elseif rule.block_ms > 0 and not is_blocked(rule.blocked_until, now) then
-        local blocked_until = now + rule.block_ms
-        redis.call('SET', rule.block_key, string.format('%.0f', blocked_until), 'PX', rule.block_ms + extra_ttl_ms)
-        rule.step = blocked_step(rule.step, now, blocked_until)
+  -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a
+  -- block), then its step.
+  local states, expiries, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}
+  local blocks = first + count - 1
+  for i = 1, count do
+    local p = rules[i]
+    local state, unusable, expires_at = read(KEYS[first + i - 1], p.algorithm)
+    if unusable then error('SLUICEKEY ' .. i .. ' ' .. unusable, 0) end
+    states[i] = state
+    expiries[i] = expires_at
+    -- A refund leaves blocks alone, as MemoryStore.refund does (it does not even look at them).
+    if p.block_ms > 0 then
+      blocks = blocks + 1
+      if mode ~= 'refund' then
+        local block_key = KEYS[blocks]
+        block_keys[i] = block_key
+        local blocked_until = redis.pcall('GET', block_key)
+        if type(blocked_until) == 'table' and blocked_until.err then
+          error('SLUICEKEY ' .. i .. ' block key holds a ' .. redis.call('TYPE', block_key).ok, 0)
+        end
+        blocked_until = tonumber(blocked_until)
+        if blocked_until ~= nil and blocked_until <= now then
+          redis.call('DEL', block_key) -- an ended block stays ended, as a state that expired (see read)
+          blocked_until = nil
+        end
+        blocked_untils[i] = blocked_until
       end
     end
   end
-  -- Every new state is written: each rule's when all charged, else only those moved back to a clock that stepped back.
-  for i = 1, #rules do
-    local rule = rules[i]
-    if rule.step.state ~= rule.state then write(KEYS[i], rule.algorithm, rule.step.state, rule.step.reset_ms) end
+
+  if mode == 'refund' then
+    -- As MemoryStore.refund: each key on its own; a key with nothing left is not written.
+    for i = 1, count do
+      local p = rules[i]
+      if states[i] == nil then
+        steps[i] = p.algorithm.step(nil, now, 1, p, false)
+      else
+        local step = p.algorithm.refund(states[i], now, cost, p)
+        steps[i] = step
+        write(KEYS[first + i - 1], p.algorithm, step.state, step.reset_ms, expiries[i])
+      end
+    end
+  else
+    local charge = mode == 'charge'
+    local rejected = false
+    for i = 1, count do
+      local p = rules[i]
+      local blocked = is_blocked(blocked_untils[i], now)
+      local step = p.algorithm.step(states[i], now, cost, p, charge and not blocked)
+      if blocked then step = blocked_step(step, now, blocked_untils[i]) end
+      if not step.allowed then rejected = true end
+      steps[i] = step
+    end
+    if rejected and charge then
+      -- Nothing is charged, so the rules that would have admitted report their uncharged view; each rule that
+      -- rejected and has a block starts one, unless its key was blocked already (a block is never extended).
+      for i = 1, count do
+        local p = rules[i]
+        if steps[i].allowed then
+          steps[i] = p.algorithm.step(states[i], now, cost, p, false)
+        elseif p.block_ms > 0 and not is_blocked(blocked_untils[i], now) then
+          local blocked_until = now + p.block_ms
+          redis.call('SET', block_keys[i], string.format('%.0f', blocked_until))
+          redis.call('PEXPIREAT', block_keys[i], expire_at(p.block_ms))
+          steps[i] = blocked_step(steps[i], now, blocked_until)
+        end
+      end
+    end
+    -- Every new state is written: each rule's when all charged, else only those moved back to a clock that stepped
+    -- back.
+    for i = 1, count do
+      if steps[i].state ~= states[i] then
+        write(KEYS[first + i - 1], rules[i].algorithm, steps[i].state, steps[i].reset_ms, expiries[i])
+      end
+    end
+  end
+
+  for i = 1, count do
+    local step = steps[i]
+    local allowed, retry_after_ms = 0, step.retry_after_ms
+    if step.allowed then allowed = 1 end
+    if retry_after_ms == INFINITY then retry_after_ms = -1 end
+    n = n + 1
+    replies[n] = allowed
+    replies[n + 1] = step.remaining
+    replies[n + 2] = step.reset_ms
+    replies[n + 3] = retry_after_ms
+    replies[n + 4] = step.delay_ms
+    n = n + 4
   end
 end
 
-local reply = {}
-for i = 1, #rules do
-  local step = rules[i].step
-  local allowed, retry_after_ms = 0, step.retry_after_ms
-  if step.allowed then allowed = 1 end
-  if retry_after_ms == INFINITY then retry_after_ms = -1 end
-  reply[i] = { allowed, step.remaining, step.reset_ms, retry_after_ms, step.delay_ms }
+-- A request that fails (a Redis error in one of its commands) fails alone: the others of the batch go on.
+local function failure(problem)
+  if type(problem) == 'table' and problem.err then return problem.err end
+  return tostring(problem)
 end
-return reply
+
+local first = 1
+local arguments = #ARGV
+while at < arguments do
+  local rules = sets[tonumber(ARGV[at + 1])]
+  local mode, cost, request_now = ARGV[at + 2], tonumber(ARGV[at + 3]), ARGV[at + 4]
+  at = at + 4
+  if request_now == '' then now = redis_now else now = tonumber(request_now) end
+  local before = n
+  local ok, problem = pcall(decide, rules, first, mode, cost)
+  if not ok then
+    -- The numbers of a rule that came before the failure are taken back: the request's entry is its error alone.
+    for i = n, before + 1, -1 do replies[i] = nil end
+    n = before + 1
+    replies[n] = failure(problem)
+  end
+  first = first + rules.keys
+end
+return replies

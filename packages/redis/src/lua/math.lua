@@ -19,3 +19,8 @@ end
 
 -- A wait that never ends (a cost above what the rule can ever hold); sent to the client as -1.
 local INFINITY = math.huge
+
+-- Whether a number read from a key is one this script could have written: a whole one from 0 to 2^53.
+local function whole(n)
+  return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == math.floor(n)
+end

@@ -1,0 +1,146 @@
+// Decisions made in the same turn of the event loop go to Redis as one EVALSHA, decided in arrival order, each request
+// all or nothing across its own rules and failing alone; a lone decision goes in the turn it was made, with no timer.
+import { createLimiter, StoreKeyError } from '@sluice/core'
+import type Redis from 'ioredis'
+import { recommendedClient } from '../../../scripts/redis-clients'
+import { type RedisServer, startRedis } from '../../../scripts/redis-server'
+import { MAX_BATCH_REQUESTS } from '../src/batch'
+import { redisKeyOf } from '../src/keys'
+import { RedisStore } from '../src/redis-store'
+import { scriptFor } from '../src/script'
+
+let server: RedisServer
+let client: Redis
+const quiet = { warn() {}, error() {} }
+
+beforeAll(async () => {
+  server = await startRedis()
+  client = await recommendedClient(server.port)
+})
+
+afterAll(async () => {
+  client?.disconnect()
+  await server?.stop()
+})
+
+beforeEach(async () => {
+  await client.flushdb()
+  await client.script('LOAD', scriptFor(['fw']).source)
+  await client.config('RESETSTAT')
+})
+
+async function calls(command: string): Promise<number> {
+  const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await client.info('commandstats'))
+  return Number(match?.[1] ?? 0)
+}
+
+test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, each answered as if alone', async () => {
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 3,
+    window: '1m',
+    store: new RedisStore({ client }),
+  })
+  const users = Array.from({ length: MAX_BATCH_REQUESTS / 5 }, (_, i) => `user:${i}`)
+  const decisions = await Promise.all(users.flatMap((user) => [1, 2, 3, 4, 5].map(() => limiter.consume(user))))
+  expect(users.length * 5).toBeGreaterThan(MAX_BATCH_REQUESTS / 2)
+  expect(await calls('evalsha')).toBe(1)
+  expect(await calls('eval')).toBe(0)
+  // In arrival order: each user's first three are admitted (remaining 2, 1, 0), the other two refused.
+  for (let u = 0; u < users.length; u++) {
+    const mine = decisions.slice(5 * u, 5 * u + 5)
+    expect(mine.map((d) => d.allowed)).toEqual([true, true, true, false, false])
+    expect(mine.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0])
+  }
+})
+
+test('a lone decision is sent in its own turn: it needs no timer to fire', async () => {
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 3,
+    window: '1m',
+    store: new RedisStore({ client }),
+  })
+  // Timers and the clock stand still; only the event loop's own phases (and I/O) run.
+  jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask', 'hrtime', 'performance'] })
+  try {
+    const decision = await limiter.consume('alone')
+    expect(decision.remaining).toBe(2)
+  } finally {
+    jest.useRealTimers()
+  }
+  expect(await calls('evalsha')).toBe(1)
+})
+
+test('a batch is bounded: the requests of one turn beyond the bound go in further calls', async () => {
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 1e6,
+    window: '1m',
+    store: new RedisStore({ client }),
+  })
+  const count = 2 * MAX_BATCH_REQUESTS + 10
+  const decisions = await Promise.all(Array.from({ length: count }, (_, i) => limiter.consume(`k${i % 7}`)))
+  expect(decisions.every((d) => d.allowed)).toBe(true)
+  expect(await calls('evalsha')).toBe(3)
+})
+
+test('each request of a batch is all or nothing across its own rules, in arrival order', async () => {
+  const limiter = createLimiter({
+    store: new RedisStore({ client }),
+    rules: [
+      { name: 'user', limit: 3, window: '1m', algorithm: 'fixed-window' },
+      { name: 'all', limit: 4, window: '1m', algorithm: 'fixed-window' },
+    ],
+  })
+  const order = ['a', 'a', 'a', 'a', 'b', 'b']
+  const decisions = await Promise.all(order.map((user) => limiter.consume([user, 'everyone'])))
+  expect(await calls('evalsha')).toBe(1)
+  // a's fourth is refused by its user rule and charges nothing, so b's first still fits in 'all'; b's second does not.
+  expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, true, false])
+  const after = await limiter.peek(['b', 'everyone'])
+  expect((after.rules ?? []).map((r) => r.remaining)).toEqual([2, 0])
+})
+
+test('a poisoned key in a batch fails its own request only; the others are decided by Redis', async () => {
+  const logger = { warn: jest.fn(), error: jest.fn() }
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 3,
+    window: '1m',
+    store: new RedisStore({ client, logger, onError: 'closed' }),
+  })
+  await client.lpush(redisKeyOf(limiter.rules[0] as (typeof limiter.rules)[0], 'mallory'), 'job')
+  const users = ['alice', 'mallory', 'bob', 'alice', 'mallory', 'bob']
+  const settled = await Promise.allSettled(users.map((user) => limiter.consume(user)))
+  expect(await calls('evalsha')).toBe(1)
+  expect(settled.map((s) => s.status)).toEqual([
+    'fulfilled',
+    'rejected',
+    'fulfilled',
+    'fulfilled',
+    'rejected',
+    'fulfilled',
+  ])
+  const failed = settled[1] as PromiseRejectedResult
+  expect(failed.reason).toBeInstanceOf(StoreKeyError)
+  const decided = settled.filter((s) => s.status === 'fulfilled').map((s) => s.value.remaining)
+  expect(decided).toEqual([2, 2, 1, 1])
+  expect(await client.lrange(redisKeyOf(limiter.rules[0] as (typeof limiter.rules)[0], 'mallory'), 0, -1)).toEqual([
+    'job',
+  ])
+  expect(logger.warn).not.toHaveBeenCalled()
+})
+
+test('requests of limiters with different algorithms share one call; after NOSCRIPT one EVAL reloads it', async () => {
+  const store = new RedisStore({ client, logger: quiet })
+  const fixed = createLimiter({ algorithm: 'fixed-window', limit: 2, window: '1m', store })
+  const log = createLimiter({ name: 'log', algorithm: 'sliding-log', limit: 2, window: '1m', store })
+  await client.script('FLUSH')
+  await client.config('RESETSTAT')
+  const decisions = await Promise.all([fixed.consume('k'), log.consume('k'), fixed.consume('k'), log.consume('k')])
+  expect(decisions.map((d) => d.remaining)).toEqual([1, 1, 0, 0])
+  expect(await calls('evalsha')).toBe(1)
+  expect(await calls('eval')).toBe(1)
+  expect(await client.script('EXISTS', scriptFor(['fw', 'sl']).sha)).toEqual([1])
+})

@@ -1,0 +1,89 @@
+// examples/prometheus, run as its README says: requests over real HTTP, then a scrape of GET /metrics. On the
+// memory store, and on a real redis-server that is killed and restarted (the short-circuit and the fallback).
+import { MemoryStore } from '@sluice/core'
+import type Redis from 'ioredis'
+import { createApp } from '../../examples/prometheus/app'
+import { replayStore } from '../../packages/redis/src/redis-store'
+import { recommendedClient } from '../../scripts/redis-clients'
+import { type RedisServer, startRedis } from '../../scripts/redis-server'
+import { sample, serve, statuses } from './scrape'
+
+const quietLogger = { warn: () => {}, error: () => {}, info: () => {} }
+// Time stands still in these tests (2026-01-01T00:00:10Z), so no window boundary falls between two requests.
+const NOW = 1_767_225_610_000
+
+async function scrape(url: string): Promise<string> {
+  const response = await fetch(`${url}/metrics`)
+  expect(response.status).toBe(200)
+  return response.text()
+}
+
+test('on the memory store: 5 admitted and 2 rejected by rule "burst", each decision timed', async () => {
+  const { app, close } = createApp({ store: new MemoryStore({ clock: () => NOW }) })
+  const server = await serve(app)
+  try {
+    expect(await statuses(`${server.url}/items`, 7)).toEqual([200, 200, 200, 200, 200, 429, 429])
+    const text = await scrape(server.url)
+    expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'admitted' })).toBe(5)
+    expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'rejected' })).toBe(2)
+    expect(sample(text, 'sluice_requests_total', { rule: 'hourly', outcome: 'admitted' })).toBe(5)
+    // The hourly rule never refused: a request rejected by "burst" is not counted against it.
+    expect(sample(text, 'sluice_requests_total', { rule: 'hourly', outcome: 'rejected' })).toBeUndefined()
+    expect(sample(text, 'sluice_store_latency_seconds_count')).toBe(7)
+    expect(sample(text, 'sluice_store_latency_seconds_bucket', { le: '+Inf' })).toBe(7)
+    expect(sample(text, 'sluice_short_circuit_total')).toBe(0)
+  } finally {
+    close()
+    await server.close()
+  }
+})
+
+describe('on Redis', () => {
+  let redis: RedisServer
+  let client: Redis
+
+  beforeAll(async () => {
+    redis = await startRedis()
+    client = await recommendedClient(redis.port, { retryStrategy: () => 50 })
+    client.on('error', () => {}) // expected while the server is down
+  })
+
+  afterAll(async () => {
+    client?.disconnect()
+    await redis?.stop()
+  })
+
+  test('a rejected client is refused by the short-circuit; the fallback gauge is 1 while Redis is down', async () => {
+    const store = replayStore({ client, clock: () => NOW, logger: quietLogger })
+    const { app, close } = createApp({ store })
+    const server = await serve(app)
+    try {
+      expect(await statuses(`${server.url}/items`, 7)).toEqual([200, 200, 200, 200, 200, 429, 429])
+      let text = await scrape(server.url)
+      expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'admitted' })).toBe(5)
+      expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'rejected' })).toBe(2)
+      // Redis decided six; the seventh was refused locally, knowing the client was rejected until the window ends.
+      expect(sample(text, 'sluice_store_latency_seconds_count')).toBe(6)
+      expect(sample(text, 'sluice_short_circuit_total')).toBe(1)
+      expect(sample(text, 'sluice_fallback_active', { node: 'Redis' })).toBeUndefined()
+
+      await redis.kill()
+      // Another client: alice is still refused by the short-circuit, which needs no Redis.
+      await statuses(`${server.url}/items`, 2, 'bob')
+      text = await scrape(server.url)
+      expect(sample(text, 'sluice_fallback_active', { node: 'Redis' })).toBe(1)
+
+      await redis.restart()
+      // Redis is asked again (a probe) only while requests arrive.
+      for (let i = 0; i < 300 && sample(text, 'sluice_fallback_active', { node: 'Redis' }) !== 0; i++) {
+        await statuses(`${server.url}/items`, 1, `client-${i}`)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+        text = await scrape(server.url)
+      }
+      expect(sample(text, 'sluice_fallback_active', { node: 'Redis' })).toBe(0)
+    } finally {
+      close()
+      await server.close()
+    }
+  }, 20_000)
+})
