@@ -6,14 +6,18 @@ import { join, relative } from 'node:path'
 
 export const ROOT = join(__dirname, '../..')
 
-const SKIPPED_DIRECTORIES = new Set(['node_modules', 'dist', 'coverage', '.git', '.turbo'])
+const SKIPPED_DIRECTORIES = new Set(['node_modules', 'dist', 'coverage', '.git', '.turbo', 'reports'])
+
+/** Copies of the repository that are not its files: npm run mutate's sandboxes (.stryker-tmp, .stryker-tmp-client). */
+const isSandbox = (name: string) => name.startsWith('.stryker-tmp')
 
 /** Every Markdown file of the project, as paths from the root, in a stable order. */
 export function markdownFiles(directory = ROOT): string[] {
   const found: string[] = []
   for (const entry of readdirSync(directory, { withFileTypes: true })) {
     if (entry.isDirectory()) {
-      if (!SKIPPED_DIRECTORIES.has(entry.name)) found.push(...markdownFiles(join(directory, entry.name)))
+      if (!SKIPPED_DIRECTORIES.has(entry.name) && !isSandbox(entry.name))
+        found.push(...markdownFiles(join(directory, entry.name)))
     } else if (entry.name.endsWith('.md')) {
       found.push(relative(ROOT, join(directory, entry.name)))
     }

@@ -13,9 +13,9 @@ import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
 
-type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
+export type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
-interface RuleSpec {
+export interface RuleSpec {
   algorithm: StoreAlgorithm
   limit: number
   window: number
@@ -126,7 +126,7 @@ function traceArb(algorithms: readonly StoreAlgorithm[], maxRules: number): fc.A
   })
 }
 
-function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
+export function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
   const compiled = createLimiter({
     prefix,
     rules: specs.map((spec, i) => {
@@ -173,7 +173,7 @@ function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: re
 }
 
 /** What a store computed for each rule, from the Decision it answered (every rule's, for stacked rules). */
-function outcomes(decision: Decision): Outcome[] {
+export function outcomes(decision: Decision): Outcome[] {
   return (decision.rules ?? [decision]).map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
     allowed,
     remaining,

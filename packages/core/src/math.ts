@@ -2,18 +2,19 @@
 // and in Redis's Lua doubles alike. Lua may compute them another way (math.fmod is exact too): only the results must agree.
 
 /**
- * floor(a / b) for integers a and b > 0 (|a| + b below 2^53), exact where Math.floor(a / b) alone could be off by
- * one: the rounded quotient is corrected with multiplications, which are exact here (and much cheaper than `%`
- * on numbers too large for a small integer).
+ * floor(a / b) for a safe integer a and a positive safe integer b: exact, because a double division cannot round
+ * a quotient of such integers across an integer. (Say q = a / b is not a whole number and m is the integer it
+ * could round to. Then |q - m| = r / b for a whole r >= 1, so at least 1 / b, while a rounding moves q by at most
+ * half the step of doubles in its binade [2^E, 2^(E+1)), 2^(E - 53) <= |q| * 2^-53 = |a| / b * 2^-53, and that is
+ * below 1 / b when |a| < 2^53.)
+ * The rules keep every quantity the algorithms divide below 2^53 (see `compileRule`); past it the bound is real:
+ * Math.floor((3 * 2 ** 52 + 2) / 3) is one too many.
  * @example
  * floorDiv(-7, 2) // -4
- * floorDiv(9_007_199_254_740_990, 3) // exact, where Math.floor(a / b) may not be
+ * floorDiv(9_007_199_254_740_990, 3) // 3_002_399_751_580_330
  */
 export function floorDiv(a: number, b: number): number {
-  const q = Math.floor(a / b)
-  if (q * b > a) return q - 1
-  if ((q + 1) * b <= a) return q + 1
-  return q
+  return Math.floor(a / b)
 }
 
 /**

@@ -65,11 +65,6 @@ export class Variants<L> {
     return variant
   }
 
-  /** How many variants are cached now. */
-  get size(): number {
-    return this.cache.size
-  }
-
   private perRule(limits: unknown): readonly unknown[] {
     if (Array.isArray(limits) && limits.length === this.base.length) return limits
     if (limits !== null && typeof limits === 'object' && !Array.isArray(limits) && this.base.length === 1) {

@@ -178,6 +178,23 @@ describe('createHttpPolicy', () => {
     expect(verdict.action === 'reject' && verdict.status).toBe(503)
   })
 
+  it('answers two rejecting rules with the Retry-After of the longest wait', async () => {
+    const store = new MemoryStore({ clock: () => 0 })
+    const p = policy({
+      algorithm: 'fixed-window',
+      rules: [
+        { name: 'burst', limit: 1, window: '10s' },
+        { name: 'hour', limit: 1, window: '1m' },
+      ],
+      store,
+    })
+    await p.handle(req(), res(), facts())
+    const verdict = await p.handle(req(), res(), facts())
+    if (verdict.action !== 'reject') throw new Error(`expected a rejection, got ${verdict.action}`)
+    expect(verdict.headers).toContainEqual(['Retry-After', '60'])
+    expect(verdict.body).toEqual({ error: 'rate limit exceeded', retryAfter: 60 })
+  })
+
   it('logs a store outage once, and again after the store recovered and failed anew', async () => {
     const logger = recordingLogger()
     let failing = true

@@ -64,6 +64,14 @@ describe('invalid options throw at construction, naming the option', () => {
     expect(() => createLimiter({ limit: 5, window: '5 parsecs' as never })).toThrow(/option "window"/)
   })
 
+  test('a rate is kept to a millionth of a token per second, up to 9e9: outside that it is refused, not rounded', () => {
+    const bucket = (rate: number) => () => createLimiter({ algorithm: 'token-bucket', limit: 5, rate })
+    expect(bucket(0.0000004)).toThrow('option "rate" must be between 0.000001 and 9e9 tokens per second (got 4e-7)')
+    expect(bucket(1e10)).toThrow('option "rate" must be between 0.000001 and 9e9 tokens per second (got 10000000000)')
+    expect(createLimiter({ algorithm: 'token-bucket', limit: 5, rate: 0.000001 }).rules[0]?.windowMs).toBe(5e9)
+    expect(createLimiter({ algorithm: 'token-bucket', limit: 5, rate: 9e9 }).rules[0]).toMatchObject({ limit: 5 })
+  })
+
   test('MemoryStore options are checked too', () => {
     expect(() => new MemoryStore({ maxKeys: 0 })).toThrow(/option "maxKeys"/)
     expect(() => new MemoryStore({ clock: 5 as never })).toThrow(/option "clock"/)
@@ -94,11 +102,25 @@ describe('durations', () => {
     ['1h', 3_600_000],
     ['1d', 86_400_000],
     [250, 250],
-  ])('%s is %d ms', (input, ms) => {
+    ['1.1s', 1100], // 1.1 * 1000 is 1100.0000000000002 in doubles
+    [' 2 s ', 2000],
+  ])('%j is %d ms', (input, ms) => {
     expect(parseDuration(input)).toBe(ms)
   })
 
-  test.each(['', '10', '1 fortnight', '1.0001ms', '-1s', 'NaNs'])('%j is rejected', (input) => {
+  test.each(['', '10', '1 fortnight', '1.0001ms', '-1s', 'NaNs', 0, 1.5, Number.NaN])('%j is rejected', (input) => {
     expect(() => parseDuration(input)).toThrow(InvalidOptionError)
+  })
+
+  test.each([true, null, undefined, {}])('%j is not a duration at all: the error names the option', (input) => {
+    expect(() => parseDuration(input, 'rules[2].window')).toThrow(
+      /option "rules\[2\].window" must be a number of milliseconds or a duration string/,
+    )
+  })
+})
+
+describe('rule names', () => {
+  test.each(['a b', '', 'x'.repeat(65), 'ümlaut'])('the rule name %j is refused, naming the option', (name) => {
+    expect(optionAtFault({ rules: [{ name, limit: 1, window: '1s' }] })).toBe('rules[0].name')
   })
 })

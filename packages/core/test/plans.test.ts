@@ -95,6 +95,17 @@ test.each<[string, LimiterOptions, unknown, RegExp]>([
     /an array of 2/,
   ],
   ['a string', { limit: 5, window: '1s' }, 'pro', /limits must be an object/],
+  [
+    "a rule's limits that are a number",
+    {
+      rules: [
+        { name: 'a', limit: 1, window: 1 },
+        { name: 'b', limit: 1, window: 1 },
+      ],
+    },
+    [undefined, 5],
+    /the limits of rule "b" must be an object \(got 5\)/,
+  ],
 ])('%s is a TypeError naming the option, never a wrong decision', (_, options, limits, message) => {
   const { limiter } = setup(options)
   expect(() => limiter.withLimits(limits as never)).toThrow(TypeError)

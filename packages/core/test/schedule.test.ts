@@ -10,7 +10,9 @@ describe('schedule', () => {
   test('schedule on a 30-day queue waited 3 ms', async () => {
     // A timer longer than 2^31 - 1 ms (24.8 days) fires at once in Node: a long wait must be a chain of timers.
     jest.useFakeTimers({ now: 1_700_000_000_000 })
-    const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 1, window: '30d' })
+    // A daily sweep: the default one, every minute, would tick 43 200 times on the fake clock.
+    const store = new MemoryStore({ sweepIntervalMs: DAY_MS })
+    const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 1, window: '30d', store })
     let departed = false
     const waiting = limiter.schedule('monthly-report').then((decision) => {
       departed = true
@@ -28,7 +30,7 @@ describe('schedule', () => {
 
   test('an abort during a chained wait stops it at once', async () => {
     jest.useFakeTimers({ now: 1_700_000_000_000 })
-    const store = new MemoryStore()
+    const store = new MemoryStore({ sweepIntervalMs: DAY_MS })
     const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 1, window: '60d', store })
     const controller = new AbortController()
     const waiting = limiter.schedule('yearly', 1, { signal: controller.signal })

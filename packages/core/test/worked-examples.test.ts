@@ -1,4 +1,5 @@
 import { createLimiter, type Decision, MemoryStore, type RateLimitError } from '@sluice/core'
+import { leakyQueue, leakyQueueRefund } from '@sluice/core/store'
 
 /** A limiter on a memory store whose clock the test moves. */
 function setup(options: Parameters<typeof createLimiter>[0], start = 0) {
@@ -35,6 +36,21 @@ describe('fixed window', () => {
     time.now = 1000
     const d = await limiter.consume('k')
     expect(d).toMatchObject({ allowed: true, remaining: 1 })
+  })
+})
+
+describe('sliding log', () => {
+  test('an entry exactly W old has expired: the window is (t - W, t]', async () => {
+    const { time, limiter } = setup({ algorithm: 'sliding-log', limit: 2, window: '1s' })
+    await limiter.consume('k')
+    time.now = 500
+    await limiter.consume('k')
+    time.now = 999
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 1 })
+    time.now = 1000 // the entry of t = 0 is exactly 1 s old, the one of t = 500 still counts
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0 })
+    time.now = 1499
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 1 })
   })
 })
 
@@ -120,6 +136,27 @@ describe('leaky bucket as a queue', () => {
     expect(departures).toEqual([500, 1000, 1500, 2000, 2500, 3000])
   })
 
+  test('departures 1/3 s apart keep their fractions: each leaves at the first whole ms at or after its time', async () => {
+    const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 6, window: '2s', store: new MemoryStore() })
+    const departures: number[] = []
+    const dropped: RateLimitError[] = []
+    const arrive = () =>
+      limiter.schedule('sms').then(
+        () => departures.push(Date.now()),
+        (error: RateLimitError) => dropped.push(error),
+      )
+    const pending = Array.from({ length: 7 }, arrive)
+    await jest.advanceTimersByTimeAsync(0)
+    // Full: the next place frees when the first request leaves, at 333.3 ms.
+    expect(dropped.map((error) => error.decision.retryAfterMs)).toEqual([334])
+    await jest.advanceTimersByTimeAsync(1999)
+    // One arrives while the last departure (2000 ms exactly) is 1 ms away: it leaves 333.3 ms after that one.
+    pending.push(arrive())
+    await jest.advanceTimersByTimeAsync(1000)
+    await Promise.all(pending)
+    expect(departures).toEqual([334, 667, 1000, 1334, 1667, 2000, 2334])
+  })
+
   test('an abort stops the wait with the abort reason', async () => {
     const limiter = createLimiter({ algorithm: 'leaky-bucket', limit: 2, window: '2s', store: new MemoryStore() })
     const controller = new AbortController()
@@ -161,6 +198,22 @@ describe('stacked rules', () => {
     ])
     expect((await limiter.peek(['user:1', 'other'])).rules?.[0]?.remaining).toBe(5)
   })
+
+  test.each([
+    ['burst', 'hour'],
+    ['hour', 'burst'],
+  ])('when %s and %s both reject, the decision (and so Retry-After) is the longest wait', async (...names) => {
+    const { limiter } = setup({
+      algorithm: 'fixed-window',
+      rules: names.map((name) => ({ name, limit: 1, window: name === 'hour' ? 60_000 : 10_000 })),
+    })
+    expect((await limiter.consume(['k', 'k'])).allowed).toBe(true)
+    const rejected = await limiter.consume(['k', 'k'])
+    expect(rejected).toMatchObject({ allowed: false, rule: 'hour', retryAfterMs: 60_000 })
+    expect(rejected.rules?.map((d) => [d.rule, d.retryAfterMs])).toEqual(
+      names.map((name) => [name, name === 'hour' ? 60_000 : 10_000]),
+    )
+  })
 })
 
 describe('refund', () => {
@@ -175,4 +228,57 @@ describe('refund', () => {
       expect((await limiter.consume('k')).allowed).toBe(false)
     },
   )
+})
+
+describe('reset', () => {
+  test('forgets a key under every rule, and leaves other keys alone', async () => {
+    const { limiter } = setup({
+      algorithm: 'fixed-window',
+      rules: [
+        { name: 'user', limit: 1, window: '1m' },
+        { name: 'tenant', limit: 3, window: '1m' },
+      ],
+    })
+    await limiter.consume(['u1', 't1'])
+    await limiter.consume(['u2', 't2'])
+    expect((await limiter.consume(['u1', 't1'])).allowed).toBe(false)
+    await limiter.reset(['u1', 't1'])
+    const after = await limiter.consume(['u1', 't1'])
+    expect(after.rules?.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 0],
+      [true, 2],
+    ])
+    expect((await limiter.peek(['u2', 't2'])).rules?.map((d) => d.remaining)).toEqual([0, 2])
+  })
+
+  test("gives back a key's places in the queue", async () => {
+    const { limiter } = setup({ algorithm: 'leaky-bucket', limit: 1, window: '1s' })
+    expect(await limiter.enqueue('k')).toMatchObject({ allowed: true, delayMs: 1000 })
+    expect(await limiter.enqueue('k')).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+    await limiter.reset('k')
+    expect(await limiter.enqueue('k')).toMatchObject({ allowed: true, delayMs: 1000 })
+  })
+})
+
+describe('leaky queue refund', () => {
+  // r = 2 per second: one departure every 500 ms.
+  const rule = createLimiter({ algorithm: 'leaky-bucket', limit: 4, window: '2s' }).rules[0]
+  if (rule === undefined) throw new Error('no rule')
+  const queued = (count: number) => {
+    let state: unknown
+    for (let i = 0; i < count; i++) state = leakyQueue(state as never, 0, 1, rule, true).state
+    return state as Parameters<typeof leakyQueueRefund>[0]
+  }
+
+  test('moves the last departure earlier by the interval of the refunded cost', () => {
+    // Three queued at t = 0 depart at 500, 1000 and 1500; a refund of one at t = 200 leaves 1000 as the last.
+    expect(leakyQueueRefund(queued(3), 200, 1, rule)).toMatchObject({ allowed: true, remaining: 2, resetMs: 800 })
+    expect(leakyQueueRefund(queued(3), 200, 1, rule).state).toEqual({ departureMs: 1000, departureFraction: 0 })
+  })
+
+  test('never moves it before now: a refund larger than the backlog empties the queue', () => {
+    expect(leakyQueueRefund(queued(2), 600, 2, rule)).toMatchObject({ allowed: true, remaining: 4, resetMs: 0 })
+    expect(leakyQueueRefund(queued(2), 600, 2, rule).state).toBeUndefined()
+    expect(leakyQueueRefund(undefined, 600, 1, rule)).toMatchObject({ remaining: 4, resetMs: 0 })
+  })
 })

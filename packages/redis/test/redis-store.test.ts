@@ -373,6 +373,30 @@ describe('time and expiry', () => {
     for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0)
   })
 
+  test('every key of a stacked request gets its expiry, not only the first', async () => {
+    const limiter = createLimiter({
+      rules: [
+        { name: 'second', algorithm: 'fixed-window', limit: 5, window: '1s' },
+        { name: 'minute', algorithm: 'sliding-log', limit: 50, window: '1m' },
+        { name: 'hour', algorithm: 'token-bucket', limit: 500, window: '1h' },
+      ],
+      store: new RedisStore({ client }),
+    })
+    const keys = ['user:1', 'tenant:1', 'all']
+    const redisKeys = limiter.rules.map((rule, i) => redisKeyOf(rule, keys[i] as string))
+    const ttls = () => Promise.all(redisKeys.map((key) => client.pttl(key)))
+    const decision = await limiter.consume(keys, 2)
+    expect(decision.allowed).toBe(true)
+    const afterConsume = await ttls()
+    for (const [i, ttl] of afterConsume.entries()) {
+      expect(ttl).toBeGreaterThan(0)
+      expect(ttl).toBeLessThanOrEqual((decision.rules?.[i]?.resetMs ?? 0) + 2)
+    }
+    // A refund writes every key again, each with its expiry.
+    await limiter.refund(keys, 1)
+    for (const ttl of await ttls()) expect(ttl).toBeGreaterThan(0)
+  })
+
   test('keys disappear once their state has expired', async () => {
     const limiter = createLimiter({
       limit: 5,
