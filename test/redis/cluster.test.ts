@@ -71,12 +71,16 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     }, 120_000)
   })
 
-  test(`stacked rules whose keys live in different slots: ${stacked} random traces agree with memory`, async () => {
-    await differential(
-      storeClient(),
-      ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket', 'calendar-window'],
-      { numRuns: stacked, maxRules: 3 },
-    )
+  // The windows' refund restores the count exactly. A bucket's charge first brings its refill up to the instant, and
+  // its refund gives the cost back on top: the refill's remainder below one unit can move by 1 ms, so a bucket that
+  // was charged and refunded across slots may differ from one never charged by that much (README: "the refund
+  // window"). Buckets are compared alone on the Cluster above, and stacked on one user key (one slot) in
+  // test/redis/differential.test.ts.
+  test(`stacked window rules whose keys live in different slots: ${stacked} random traces agree with memory`, async () => {
+    await differential(storeClient(), ['fixed-window', 'sliding-log', 'sliding-window', 'calendar-window'], {
+      numRuns: stacked,
+      maxRules: 3,
+    })
   }, 120_000)
 
   test('stacked rules on one user key are one EVALSHA per request, on one node', async () => {
