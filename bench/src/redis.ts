@@ -44,6 +44,9 @@ const keyOf = (i: number) => `user:${String(i % KEYS).padStart(12, '0')}`
  */
 async function captureEvalsha(server: RedisServer, algorithm: AlgorithmName): Promise<string[]> {
   const client = new Redis({ host: server.host, port: server.port })
+  // Ready first: the client's own ready check (INFO) echoed on a MONITOR connection still waiting for its OK made
+  // ioredis fail with "Command queue state error".
+  await client.ping()
   const monitor = await client.monitor()
   const seen: string[][] = []
   monitor.on('monitor', (_time: string, args: string[]) => seen.push(args))
