@@ -82,6 +82,8 @@ class MemoryBinding implements BoundStore {
   private readonly longBlockTables: readonly (Table | undefined)[]
   /** One rule without a block: all there is to the common case. */
   private readonly simple: boolean
+  /** Whether any rule has a `block`: worked out once, not on every request. */
+  private readonly anyBlock: boolean
   /** The first rule, its tables and its algorithm: all there is to the common case of one rule. */
   private readonly rule: CompiledRule
   private readonly table: Table
@@ -100,6 +102,7 @@ class MemoryBinding implements BoundStore {
       rule.blockMs > 0 ? tables.table(`${rule.blockKeySpace}sha256`) : undefined,
     )
     this.simple = rules.length === 1 && rules[0]?.blockMs === 0
+    this.anyBlock = rules.some((rule) => rule.blockMs > 0)
     this.rule = rules[0] as CompiledRule
     this.table = this.keyTables[0] as Table
     this.longKeyTable = this.longKeyTables[0] as Table
@@ -196,7 +199,7 @@ class MemoryBinding implements BoundStore {
 
   /** When the block of each key ends (undefined: none), or undefined when no rule has a block. */
   private blocksOf(keys: readonly string[], now: number): (number | undefined)[] | undefined {
-    if (this.blockTables.every((table) => table === undefined)) return undefined
+    if (!this.anyBlock) return undefined
     return this.rules.map((_, i) => {
       const key = keys[i] as string
       const table = this.blockTableOf(i, key)
