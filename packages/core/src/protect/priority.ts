@@ -17,6 +17,11 @@ export const PRIORITIES: readonly Priority[] = ['critical', 'normal', 'sheddable
 export const CRITICAL = 0
 export const SHEDDABLE = 2
 
+/** Adds `delta` to the count kept for one rank (a table indexed by rank, one count per priority). */
+export function countAt(counts: number[], rank: number, delta: number): void {
+  counts[rank] = (counts[rank] ?? 0) + delta
+}
+
 /**
  * The rank of a priority a request reported (0 is the most important). An unknown name is a bug in the caller's
  * `priority` function, so it throws naming the option rather than guessing.

@@ -1,7 +1,7 @@
 import type { AdaptiveLimit } from './adaptive-limit'
 import type { ControlledDelay } from './controlled-delay'
 import type { EventLoopDelay } from './event-loop-delay'
-import { CRITICAL, PRIORITIES, type Priority, rankOf } from './priority'
+import { CRITICAL, countAt, PRIORITIES, type Priority, rankOf } from './priority'
 import type { AdmissionRequest, Shedder, ShedReason, Ticket } from './shedder'
 import { NextTimer, type Timers } from './timers'
 import { type TenantQueue, type Waiter, WaitingLine } from './waiting-line'
@@ -122,7 +122,7 @@ export class ShedderCore implements Shedder {
       this.meanHoldMs = this.meanHoldMs === 0 ? heldMs : this.meanHoldMs + (heldMs - this.meanHoldMs) * HOLD_WEIGHT
       this.settings.adaptive?.sample(heldMs)
       this.running--
-      ;(this.runningByRank[ticket.rank] as number)--
+      countAt(this.runningByRank, ticket.rank, -1)
       this.line.finished(ticket.tenant)
       // Nobody waits: nothing can expire or start, and the deadline timer is already off. The common case.
       if (this.line.length > 0) this.fill()
@@ -235,7 +235,7 @@ export class ShedderCore implements Shedder {
     ticket.startedAt = now
     ticket.waitedMs = now - ticket.arrivedAt
     this.running++
-    ;(this.runningByRank[ticket.rank] as number)++
+    countAt(this.runningByRank, ticket.rank, 1)
     this.line.started(ticket.tenant)
   }
 

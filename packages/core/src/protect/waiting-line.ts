@@ -1,4 +1,4 @@
-import { PRIORITIES } from './priority'
+import { countAt, PRIORITIES } from './priority'
 
 /** A request in the waiting line. The links are the line's own: a waiter sits in its tenant's queue. */
 export interface Waiter {
@@ -76,7 +76,7 @@ export class WaitingLine<W extends Waiter> {
     else queue.tail.newer = waiter
     queue.tail = waiter
     this.length++
-    ;(this.waitingByRank[waiter.rank] as number)++
+    countAt(this.waitingByRank, waiter.rank, 1)
     this.waiting.set(waiter.tenant, (this.waiting.get(waiter.tenant) ?? 0) + 1)
   }
 
@@ -93,7 +93,7 @@ export class WaitingLine<W extends Waiter> {
     // An emptied queue is dropped: the tenant's next waiter starts a new one, and its controlled delay afresh.
     if (queue.head === undefined) this.levels[waiter.rank]?.delete(queue.tenant)
     this.length--
-    ;(this.waitingByRank[waiter.rank] as number)--
+    countAt(this.waitingByRank, waiter.rank, -1)
     const count = (this.waiting.get(waiter.tenant) ?? 1) - 1
     if (count > 0) this.waiting.set(waiter.tenant, count)
     else this.waiting.delete(waiter.tenant)
