@@ -1,7 +1,15 @@
 // A clock that steps back (an NTP step, a VM restored from a snapshot, a failover to a Redis whose clock is behind)
 // must neither forget what a key has counted nor lock its client out for the length of the step. Both stores, every
 // algorithm: the memory store on an injected clock, Redis on the same instants sent to its script.
-import { type AlgorithmName, createLimiter, type Decision, type Limiter, MemoryStore, type Store } from '@sluice/core'
+import {
+  type AlgorithmName,
+  createLimiter,
+  type Decision,
+  type Limiter,
+  type LimiterOptions,
+  MemoryStore,
+  type Store,
+} from '@sluice/core'
 import Redis from 'ioredis'
 import { replayStore } from '../../packages/redis/src/redis-store'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
@@ -45,22 +53,26 @@ interface Client {
 
 let prefixes = 0
 
-function clientOf(storeName: 'memory' | 'redis', algorithm: Case): Client {
-  const clock = { now: START }
+/** A limiter of `options` on the named store, on a clock the test moves from `start`. */
+function limiterOf(storeName: 'memory' | 'redis', options: LimiterOptions, start: number) {
+  const clock = { now: start }
   const store: Store & { close?(): void; clear?(): void } =
     storeName === 'memory'
       ? new MemoryStore({ clock: () => clock.now })
       : replayStore({ client, clock: () => clock.now, shortCircuitMaxKeys: 0, timeout: 5000 })
-  const limiter: Limiter = createLimiter({
-    algorithm: algorithm === 'leaky-queue' ? 'leaky-bucket' : algorithm,
-    limit: LIMIT,
-    window: WINDOW_MS,
-    store,
-    prefix: `step${process.pid}.${prefixes++}`,
-  })
+  const limiter: Limiter = createLimiter({ ...options, store, prefix: `step${process.pid}.${prefixes++}` })
+  return { limiter, clock, close: () => (store.close ?? store.clear)?.call(store) }
+}
+
+function clientOf(storeName: 'memory' | 'redis', algorithm: Case): Client {
+  const { limiter, clock, close } = limiterOf(
+    storeName,
+    { algorithm: algorithm === 'leaky-queue' ? 'leaky-bucket' : algorithm, limit: LIMIT, window: WINDOW_MS },
+    START,
+  )
   // The queue is the leaky bucket behind schedule(); enqueue() is schedule() without the wait.
   const send = () => (algorithm === 'leaky-queue' ? limiter.enqueue('client') : limiter.consume('client'))
-  return { send, peek: () => limiter.peek('client'), clock, close: () => (store.close ?? store.clear)?.call(store) }
+  return { send, peek: () => limiter.peek('client'), clock, close }
 }
 
 /** Uses up the client's allowance at START, then steps the clock back one hour. */
@@ -122,4 +134,63 @@ describe.each(['memory', 'redis'] as const)('%s store', (storeName) => {
       expect(after.allowed).toBe(true)
     },
   )
+})
+
+// The calendar window (a quota) as the fixed window: a count from a later period than the clock's moves back to the
+// clock's period. Before, a Berlin day quota of 10 used up at 00:30 admitted 10 more once the clock stepped back to
+// 23:30 the day before (a fresh period), in both stores alike, so the differential did not see it.
+describe.each(['memory', 'redis'] as const)('%s store: a Berlin day quota of 10', (storeName) => {
+  const QUOTA = 10
+  // Friday 15 March 2024, 00:00 in Berlin (CET, UTC+1; both days around it last 24 hours).
+  const MIDNIGHT = Date.parse('2024-03-14T23:00:00Z')
+  const HALF_PAST_MIDNIGHT = MIDNIGHT + 30 * 60_000
+
+  /** Uses up the day's 10 at 00:30, then steps the clock back one hour, across midnight, to 23:30 the day before. */
+  async function exhaustThenStepBack() {
+    const quota = limiterOf(storeName, { limit: QUOTA, period: 'day', timeZone: 'Europe/Berlin' }, HALF_PAST_MIDNIGHT)
+    for (let i = 0; i < QUOTA; i++) expect((await quota.limiter.consume('client')).allowed).toBe(true)
+    expect((await quota.limiter.consume('client')).allowed).toBe(false)
+    quota.clock.now = HALF_PAST_MIDNIGHT - HOUR_MS
+    return quota
+  }
+
+  test('a clock stepped back one hour across midnight admits 0 of 10 until the clock reaches midnight again', async () => {
+    const { limiter, clock, close } = await exhaustThenStepBack()
+    // One request a minute from 23:30 to 23:59: every one refused, told to wait until midnight.
+    let admitted = 0
+    const retryAfters: number[] = []
+    for (let i = 0; i < 30; i++) {
+      const decision = await limiter.consume('client')
+      if (decision.allowed) admitted++
+      retryAfters.push(decision.retryAfterMs)
+      clock.now += 60_000
+    }
+    // The clock's midnight (00:00 again): the clock's new day, with 10 of 10; the 11th waits a whole day.
+    clock.now = MIDNIGHT
+    let afterMidnight = 0
+    for (let i = 0; i < QUOTA; i++) if ((await limiter.consume('client')).allowed) afterMidnight++
+    const eleventh = await limiter.consume('client')
+    close()
+    expect(admitted).toBe(0)
+    expect(retryAfters).toEqual(Array.from({ length: 30 }, (_, i) => 1_800_000 - i * 60_000))
+    expect(afterMidnight).toBe(QUOTA)
+    expect(eleventh).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 86_400_000 })
+  })
+
+  test('a clock stepped back one hour across midnight does not lock a client out past one period', async () => {
+    const { limiter, clock, close } = await exhaustThenStepBack()
+    const steppedAt = clock.now
+    // The client waits as long as each rejection says, and comes back.
+    let decision = await limiter.consume('client')
+    const firstRetryAfterMs = decision.retryAfterMs
+    while (!decision.allowed && clock.now - steppedAt <= 2 * 86_400_000) {
+      clock.now += Math.max(1, decision.retryAfterMs)
+      decision = await limiter.consume('client')
+    }
+    close()
+    // Refused at 23:30 (the count is kept) until the clock's midnight, half an hour on; then admitted.
+    expect(firstRetryAfterMs).toBe(1_800_000)
+    expect(clock.now).toBe(MIDNIGHT)
+    expect(decision).toMatchObject({ allowed: true, remaining: QUOTA - 1 })
+  })
 })

@@ -182,6 +182,47 @@ describe('periods', () => {
   })
 })
 
+// The memory store alone (the Redis twin is held to these by test/redis/clock-steps and the differential): a count
+// from a later period than the clock's moves back to the clock's period with its count, written back even by a peek
+// or a refund, as the fixed window does.
+describe('a Berlin day quota of 10 used up at 00:30, then a clock stepped back one hour across midnight', () => {
+  // Friday 15 March 2024, 00:00 in Berlin (CET, UTC+1; both days around it last 24 hours).
+  const midnight = ms('2024-03-14T23:00:00Z')
+  const halfPastMidnight = midnight + 30 * 60_000
+
+  async function exhaustThenStepBack() {
+    const quota = setup({ limit: 10, period: 'day', timeZone: 'Europe/Berlin' }, halfPastMidnight)
+    expect(await quota.limiter.consume('k', 10)).toMatchObject({ allowed: true, remaining: 0 })
+    quota.time.now = halfPastMidnight - HOUR_MS // 23:30 on Thursday 14 March
+    return quota
+  }
+
+  test("keeps the 10 in the clock's day: refused for the 30 minutes to midnight, then a fresh day", async () => {
+    const { time, limiter } = await exhaustThenStepBack()
+    expect(await limiter.peek('k')).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 1_800_000 })
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 1_800_000 })
+    time.now = midnight - 1
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 1 })
+    time.now = midnight
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9, resetMs: 86_400_000 })
+  })
+
+  test('a peek writes the moved count: back at 00:30, the day counts from 0 (the 10 now belong to Thursday)', async () => {
+    const { time, limiter } = await exhaustThenStepBack()
+    expect((await limiter.peek('k')).allowed).toBe(false)
+    time.now = halfPastMidnight
+    expect(await limiter.consume('k', 10)).toMatchObject({ allowed: true, remaining: 0 })
+  })
+
+  test('a refund gives back to the moved count: 3 refunded at 23:30 admit 3 before midnight', async () => {
+    const { time, limiter } = await exhaustThenStepBack()
+    await limiter.refund('k', 3)
+    expect(await limiter.consume('k', 3)).toMatchObject({ allowed: true, remaining: 0, resetMs: 1_800_000 })
+    time.now += 60_000
+    expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 1_740_000 })
+  })
+})
+
 test('property: a calendar window never admits more than L in one period, and admits L when asked enough', async () => {
   const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'Asia/Kathmandu']
   await fc.assert(

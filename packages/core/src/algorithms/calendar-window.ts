@@ -1,15 +1,19 @@
 import type { CalendarPeriod } from '../calendar'
+import { admitted, rejected } from './step'
 import type { Algorithm, AlgorithmParams, Refund } from './types'
 
 /**
  * Used units in the calendar period (a local day or month of the rule's time zone) that starts at `periodStart`.
+ * A class, not a literal (see `step.ts`).
  *
  * @example
- * const state: CalendarWindowState = { periodStart: Date.UTC(2025, 2, 29, 23), used: 1200 } // 30 March in Berlin
+ * const state = new CalendarWindowState(Date.UTC(2025, 2, 29, 23), 1200) // 30 March in Berlin
  */
-export interface CalendarWindowState {
-  readonly periodStart: number
-  readonly used: number
+export class CalendarWindowState {
+  constructor(
+    readonly periodStart: number,
+    readonly used: number,
+  ) {}
 }
 
 /**
@@ -24,24 +28,24 @@ export interface CalendarWindowState {
  */
 export const calendarWindow: Algorithm<CalendarWindowState> = (state, now, cost, params, charge) => {
   const { startMs: periodStart, endMs: periodEnd } = calendarOf(params).at(now)
+  state = asOf(state, periodStart)
   const used = state !== undefined && state.periodStart === periodStart ? state.used : 0
   const toPeriodEnd = periodEnd - now
   const { limit } = params
-  if (used + cost > limit) {
-    return {
-      state,
-      allowed: false,
-      remaining: limit - used,
-      resetMs: toPeriodEnd,
-      retryAfterMs: toPeriodEnd,
-      delayMs: 0,
-    }
-  }
-  if (!charge) {
-    return { state, allowed: true, remaining: limit - used, resetMs: toPeriodEnd, retryAfterMs: 0, delayMs: 0 }
-  }
-  const next = { periodStart, used: used + cost }
-  return { state: next, allowed: true, remaining: limit - next.used, resetMs: toPeriodEnd, retryAfterMs: 0, delayMs: 0 }
+  if (used + cost > limit) return rejected(state, limit - used, toPeriodEnd, toPeriodEnd)
+  if (!charge) return admitted(state, limit - used, toPeriodEnd)
+  const next = new CalendarWindowState(periodStart, used + cost)
+  return admitted(next, limit - next.used, toPeriodEnd)
+}
+
+/**
+ * Time never runs backwards for a key: when the clock reads a period earlier than the state's (it stepped back), the
+ * count moves back to the clock's period, as in the fixed window. The store writes the moved state.
+ */
+function asOf(state: CalendarWindowState | undefined, periodStart: number): CalendarWindowState | undefined {
+  return state !== undefined && state.periodStart > periodStart
+    ? new CalendarWindowState(periodStart, state.used)
+    : state
 }
 
 /**
@@ -52,8 +56,9 @@ export const calendarWindow: Algorithm<CalendarWindowState> = (state, now, cost,
  */
 export const calendarWindowRefund: Refund<CalendarWindowState> = (state, now, cost, params) => {
   const { startMs: periodStart } = calendarOf(params).at(now)
+  state = asOf(state, periodStart)
   if (state === undefined || state.periodStart !== periodStart) return calendarWindow(state, now, 1, params, false)
-  return calendarWindow({ periodStart, used: Math.max(0, state.used - cost) }, now, 1, params, false)
+  return calendarWindow(new CalendarWindowState(periodStart, Math.max(0, state.used - cost)), now, 1, params, false)
 }
 
 function calendarOf(params: AlgorithmParams): CalendarPeriod {

@@ -2,8 +2,16 @@
 -- boundaries come from the instance (p.boundaries, around its clock); period_at picks the one containing the Redis
 -- clock. main.lua has already refused a time outside them (see calendar_window_outside).
 
+-- Time never runs backwards for a key: a count from a later period than the clock's (the clock stepped back) moves
+-- back to the clock's period.
+local function calendar_window_as_of(state, period_start)
+  if state ~= nil and state.period_start > period_start then return { period_start = period_start, used = state.used } end
+  return state
+end
+
 local function calendar_window(state, now, cost, p, charge)
   local period_start, period_end = period_at(p.boundaries, now)
+  state = calendar_window_as_of(state, period_start)
   local used = 0
   if state ~= nil and state.period_start == period_start then used = state.used end
   local to_period_end = period_end - now
@@ -22,6 +30,7 @@ end
 
 local function calendar_window_refund(state, now, cost, p)
   local period_start = period_at(p.boundaries, now)
+  state = calendar_window_as_of(state, period_start)
   if state == nil or state.period_start ~= period_start then return calendar_window(state, now, 1, p, false) end
   return calendar_window({ period_start = period_start, used = math.max(0, state.used - cost) }, now, 1, p, false)
 end
