@@ -10,6 +10,7 @@ import math from './lua/math.lua'
 import slidingLog from './lua/sliding-log.lua'
 import slidingWindow from './lua/sliding-window.lua'
 import tokenBucket from './lua/token-bucket.lua'
+import windowCount from './lua/window-count.lua'
 
 /** A script as EVALSHA calls it: its text (sent with EVAL after a NOSCRIPT) and the SHA1 of that text. */
 export interface Script {
@@ -23,8 +24,11 @@ export interface AlgorithmSource {
   readonly name: string
   /** Its file, beside the TypeScript algorithm of that name. */
   readonly source: string
-  /** A helper file it needs before it (the calendar window: calendar.lua). */
-  readonly helper?: string
+  /**
+   * The helper files it needs before it (the fixed and the calendar window: window-count.lua; the calendar window:
+   * calendar.lua too). A script holds each helper once, however many of its algorithms need it.
+   */
+  readonly helpers?: readonly string[]
   /** How many numbers each call sends for a rule beyond its parameters: a calendar window's period boundaries. */
   readonly boundaries: number
   /**
@@ -36,14 +40,14 @@ export interface AlgorithmSource {
 
 /** Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them. */
 export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
-  fw: { name: 'fixed_window', source: fixedWindow, boundaries: 0 },
+  fw: { name: 'fixed_window', source: fixedWindow, helpers: [windowCount], boundaries: 0 },
   sl: { name: 'sliding_log', source: slidingLog, boundaries: 0, ownsKey: true },
   sw: { name: 'sliding_window', source: slidingWindow, boundaries: 0 },
   tb: { name: 'token_bucket', source: tokenBucket, boundaries: 0 },
   lb: { name: 'leaky_bucket', source: leakyBucket, boundaries: 0 },
   lq: { name: 'leaky_queue', source: leakyQueue, boundaries: 0 },
   // A calendar window's boundaries: calendar.ts's boundariesAround, four of them.
-  cw: { name: 'calendar_window', source: calendarWindow, helper: calendar, boundaries: 4 },
+  cw: { name: 'calendar_window', source: calendarWindow, helpers: [windowCount, calendar], boundaries: 4 },
 }
 
 /**
@@ -68,8 +72,15 @@ export function scriptFor(codes: readonly string[]): Script {
       : `decode = ${name}_decode, encode = ${name}_encode`
     return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, ${storage}, boundaries = ${boundaries}${outside} },`
   })
-  const sources = algorithms.flatMap((a) => (a.helper === undefined ? [a.source] : [a.helper, a.source]))
-  const source = [math, blocks, ...sources, ['local ALGORITHMS = {', ...table, '}'].join('\n'), main]
+  const helpers = new Set(algorithms.flatMap((a) => a.helpers ?? []))
+  const source = [
+    math,
+    blocks,
+    ...helpers,
+    ...algorithms.map((a) => a.source),
+    ['local ALGORITHMS = {', ...table, '}'].join('\n'),
+    main,
+  ]
     .map((part) => part.trimEnd())
     .join('\n\n')
   return { source, sha: createHash('sha1').update(source).digest('hex') }

@@ -15,6 +15,7 @@ export type { SlidingLogState } from './sliding-log'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
 export type { Algorithm, AlgorithmName, AlgorithmParams, Refund, Step, StoreAlgorithmName } from './types'
+export type { WindowCount } from './window-count'
 export {
   calendarWindow,
   calendarWindowRefund,
