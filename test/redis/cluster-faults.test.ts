@@ -32,6 +32,7 @@ import {
   whenClusterSettles,
   whenPromoted,
 } from './cluster-load'
+import { stallMonitor } from './stall-monitor'
 
 const LIMIT = 50
 const KEYS = Array.from({ length: 200 }, (_, i) => `user:${i}`)
@@ -71,23 +72,6 @@ function timedLog() {
   const lines: { at: number; level: string; message: string }[] = []
   const push = (level: string) => (message: string) => lines.push({ at: performance.now(), level, message })
   return { lines, logger: { warn: push('warn'), error: push('error'), info: push('info') } }
-}
-
-/** The longest the whole process was frozen (a 5 ms ticker's worst lateness), as the outage suite measures it. */
-function stallMonitor(): { stop: () => number } {
-  let last = performance.now()
-  let worst = 0
-  const ticker = setInterval(() => {
-    const now = performance.now()
-    worst = Math.max(worst, now - last - 5)
-    last = now
-  }, 5)
-  return {
-    stop() {
-      clearInterval(ticker)
-      return Math.max(0, worst)
-    },
-  }
 }
 
 const count = (outcomes: readonly Outcome[], keep: (o: Outcome) => boolean) => outcomes.filter(keep).length

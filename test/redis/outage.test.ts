@@ -8,6 +8,7 @@ import Redis from 'ioredis'
 import { scriptFor } from '../../packages/redis/src/script'
 import { CLIENT_KINDS, type ClientKind, type KindClient, kindClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
+import { stallMonitor } from './stall-monitor'
 
 const TIMEOUT_MS = 100
 const LIMIT = 5
@@ -115,27 +116,6 @@ function load(limiter: Limiter): { stop: () => Promise<Timed[]> } {
 
 /** Pacing for the load while the server is down: real time passes, no window is observed. */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * The longest the whole process was frozen (a 5 ms ticker's worst lateness) while it ran. On a shared 2-core machine
- * the process can be descheduled for longer than 50 ms; no store can answer faster than its process runs, so the
- * bound on a consume is the timeout plus 50 ms plus that freeze, and the freeze is reported.
- */
-function stallMonitor(): { stop: () => number } {
-  let last = performance.now()
-  let worst = 0
-  const ticker = setInterval(() => {
-    const now = performance.now()
-    worst = Math.max(worst, now - last - 5)
-    last = now
-  }, 5)
-  return {
-    stop() {
-      clearInterval(ticker)
-      return Math.max(0, worst)
-    },
-  }
-}
 
 /** From the server being back to the first decision that Redis made (its key appears in Redis), in ms. */
 async function timeUntilRedisDecides(h: Harness, admin: Redis): Promise<number> {

@@ -2,37 +2,22 @@
 // all or nothing across its own rules and failing alone; a lone decision goes in the turn it was made, with no timer.
 import { createLimiter, StoreKeyError } from '@sluice/core'
 import type Redis from 'ioredis'
-import { recommendedClient } from '../../../scripts/redis-clients'
-import { type RedisServer, startRedis } from '../../../scripts/redis-server'
+import { commandCalls, privateRedis } from '../../../scripts/redis-suite'
 import { MAX_BATCH_REQUESTS } from '../src/batch'
 import { redisKeyOf } from '../src/keys'
 import { RedisStore } from '../src/redis-store'
 import { scriptFor } from '../src/script'
 
-let server: RedisServer
 let client: Redis
 const quiet = { warn() {}, error() {} }
 
-beforeAll(async () => {
-  server = await startRedis()
-  client = await recommendedClient(server.port)
-})
-
-afterAll(async () => {
-  client?.disconnect()
-  await server?.stop()
-})
+privateRedis((redis) => ({ client } = redis), { resetEachTest: true })
 
 beforeEach(async () => {
-  await client.flushdb()
   await client.script('LOAD', scriptFor(['fw']).source)
-  await client.config('RESETSTAT')
 })
 
-async function calls(command: string): Promise<number> {
-  const match = new RegExp(`^cmdstat_${command}:calls=(\\d+)`, 'm').exec(await client.info('commandstats'))
-  return Number(match?.[1] ?? 0)
-}
+const calls = async (command: string) => (await commandCalls(client))[command] ?? 0
 
 test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, each answered as if alone', async () => {
   const limiter = createLimiter({

@@ -13,37 +13,16 @@ import {
 import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
 import fc from 'fast-check'
 import Redis from 'ioredis'
-import { recommendedClient } from '../../../scripts/redis-clients'
-import { type RedisServer, startRedis } from '../../../scripts/redis-server'
+import { commandCalls as commandCallsOf, privateRedis } from '../../../scripts/redis-suite'
 import { redisKeyOf } from '../src/keys'
 import { replayStore } from '../src/redis-store'
 import { ALGORITHM_SOURCES, scriptFor } from '../src/script'
 
-let server: RedisServer
 let client: Redis
 
-beforeAll(async () => {
-  server = await startRedis()
-  client = await recommendedClient(server.port)
-})
+privateRedis((redis) => ({ client } = redis), { resetEachTest: true })
 
-afterAll(async () => {
-  client?.disconnect()
-  await server?.stop()
-})
-
-beforeEach(async () => {
-  await client.flushdb()
-  await client.config('RESETSTAT')
-})
-
-/** How many times each command ran since the last CONFIG RESETSTAT (INFO commandstats). */
-async function commandCalls(): Promise<Record<string, number>> {
-  const info = await client.info('commandstats')
-  const calls: Record<string, number> = {}
-  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls[match[1] as string] = Number(match[2])
-  return calls
-}
+const commandCalls = () => commandCallsOf(client)
 
 const quiet = { warn: () => {}, error: () => {}, info: () => {} }
 

@@ -2,23 +2,13 @@
 // whole log, so its cost in Redis (INFO commandstats, never the wall clock) hardly grows with the log's length.
 import { createLimiter } from '@sluice/core'
 import type Redis from 'ioredis'
-import { recommendedClient } from '../../../scripts/redis-clients'
-import { type RedisServer, startRedis } from '../../../scripts/redis-server'
+import { privateRedis } from '../../../scripts/redis-suite'
 import { redisKeyOf } from '../src/keys'
 import { replayStore } from '../src/redis-store'
 
-let server: RedisServer
 let client: Redis
 
-beforeAll(async () => {
-  server = await startRedis()
-  client = await recommendedClient(server.port)
-})
-
-afterAll(async () => {
-  client?.disconnect()
-  await server?.stop()
-})
+privateRedis((redis) => ({ client } = redis))
 
 const START_MS = 1_800_000_000_000
 const LIMIT = 100_000
