@@ -1,5 +1,5 @@
 import { createLimiter, type Decision, MemoryStore, type RateLimitError } from '@sluice/core'
-import { leakyQueue, leakyQueueRefund } from '@sluice/core/store'
+import { leakyQueue, leakyQueueRefund, type SlidingLogState, slidingLog } from '@sluice/core/store'
 
 /** A limiter on a memory store whose clock the test moves. */
 function setup(options: Parameters<typeof createLimiter>[0], start = 0) {
@@ -51,6 +51,18 @@ describe('sliding log', () => {
     expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0 })
     time.now = 1499
     expect(await limiter.consume('k')).toMatchObject({ allowed: false, retryAfterMs: 1 })
+  })
+
+  test('a hot key keeps one entry per millisecond, not one per request (its log grew by every admitted call)', () => {
+    const rule = createLimiter({ algorithm: 'sliding-log', limit: 1_000_000, window: '1d' }).rules[0]!
+    let state: SlidingLogState | undefined
+    for (let now = 1000; now < 1010; now++) {
+      for (let i = 0; i < 100; i++) state = slidingLog(state, now, 1, rule, true).state
+    }
+    // Nine earlier milliseconds in the shared arrays, the newest in the state itself.
+    expect(state!.end - state!.start).toBe(9)
+    expect([state!.newestTime, state!.newestCost, state!.used]).toEqual([1009, 100, 1000])
+    expect(slidingLog(state, 1000 + 86_400_000, 1, rule, false).remaining).toBe(1_000_000 - 900)
   })
 })
 
