@@ -161,8 +161,15 @@ export class RuleRegistry {
     )
     let ok = true
     answers.forEach((answer, i) => {
-      if (answer.status === 'rejected') ok = false
-      else this.compare(keySpaces[i] as KeySpace, answer.value)
+      if (answer.status === 'rejected') {
+        ok = false
+        return
+      }
+      try {
+        this.compare(keySpaces[i] as KeySpace, answer.value)
+      } catch {
+        // A logger that throws: its warning is lost, but no promise of the store's goes unhandled.
+      }
     })
     if (ok) this.answered = true
     return ok
