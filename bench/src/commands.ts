@@ -30,7 +30,8 @@ function cases(connect: () => Redis): Case[] {
       { name: 'global', limit: 10_000_000, window: '1s', algorithm: 'token-bucket' },
     ],
   })
-  const rejecting = sluice(connect(), { limit: 1, window: '1m' })
+  // A name of its own: its limit is not the first case's, and separate stores in one key space warn about that.
+  const rejecting = sluice(connect(), { name: 'hot', limit: 1, window: '1m' })
   const flexible = new RateLimiterRedis({ storeClient: connect(), points: 1000, duration: 60, keyPrefix: 'a' })
   const flexibleRejecting = new RateLimiterRedis({ storeClient: connect(), points: 1, duration: 60, keyPrefix: 'b' })
   const client = connect()

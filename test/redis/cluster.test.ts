@@ -1,9 +1,11 @@
 // RedisStore on a real Redis Cluster (3 masters, 3 replicas), through an ioredis Cluster and a node-redis cluster:
-// the same decisions as memory, one EVALSHA per slot, and refunds when a slot rejects what another slot admitted.
+// the same decisions as memory, one EVALSHA per slot, refunds when a slot rejects what another slot admitted, and the
+// registries of separate stores' rules, each in its own slot.
 // The Lua and the slot grouping are the same for both clients, so node-redis replays a fifth of the traces.
-import { createLimiter } from '@sluice/core'
+import { createLimiter, type RuleOptions } from '@sluice/core'
 import { RedisStore, type RedisStoreClient } from '@sluice/redis'
 import Redis, { type Cluster } from 'ioredis'
+import { replayStore } from '../../packages/redis/src/redis-store'
 import { keySlot } from '../../packages/redis/src/slot'
 import { CLIENT_KINDS, type ClientKind, kindCluster, recommendedCluster } from '../../scripts/redis-clients'
 import { type RedisCluster, startCluster } from '../../scripts/redis-server'
@@ -124,7 +126,55 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     expect(rejected.rules?.[0]).toMatchObject({ allowed: true, remaining: 8 })
     expect((await limiter.peek('user:1', 1)).rules?.[0]?.remaining).toBe(8)
   })
+
+  test('two stores with other limits in one key space warn once each; a key space with the same limits does not', async () => {
+    const prefix = `registry-${kind}`
+    const rules = (userLimit: number): RuleOptions[] => [
+      { name: 'user', limit: userLimit, window: '1h', algorithm: 'fixed-window' },
+      { name: 'tenant', limit: 1000, window: '1h', algorithm: 'fixed-window' },
+    ]
+    const first: string[] = []
+    const second: string[] = []
+    const logger = (into: string[]) => ({ warn: (m: string) => into.push(m), error: (m: string) => into.push(m) })
+    // Two stores on one client, as two processes would be: the first refreshes every 100 ms, the second every 30 s.
+    const stores = [
+      replayStore({ client: storeClient(), logger: logger(first), registryRefreshMs: 100 }),
+      replayStore({ client: storeClient(), logger: logger(second) }),
+    ]
+    try {
+      const ten = createLimiter({ prefix, rules: rules(10), store: stores[0] as RedisStore })
+      const registries = [`${prefix}:user:fw:~rules`, `${prefix}:tenant:fw:~rules`]
+      // Each registry is a key of its own, in its own slot, on the node that serves it.
+      expect(keySlot(registries[0] as string)).not.toBe(keySlot(registries[1] as string))
+      await until(async () => (await Promise.all(registries.map((key) => client.exists(key)))).every(Boolean))
+      const twenty = createLimiter({ prefix, rules: rules(20), store: stores[1] as RedisStore })
+      await until(() => first.length > 0 && second.length > 0)
+      for (let i = 0; i < 20; i++)
+        await Promise.all([ten.consume([`u${i}`, 'acme']), twenty.consume([`u${i}`, 'acme'])])
+      // Three more refreshes of the first store: still one warning each, about the user rule only.
+      for (let refreshes = 0; refreshes < 3; refreshes++) {
+        const before = await client.hget(registries[0] as string, 'limit=10;windowMs=3600000')
+        await until(async () => (await client.hget(registries[0] as string, 'limit=10;windowMs=3600000')) !== before)
+      }
+      expect(first).toHaveLength(1)
+      expect(second).toHaveLength(1)
+      expect(first[0]).toContain(`"${prefix}:user" (fixed-window)`)
+      expect(first[0]).toContain('it has limit=20;windowMs=3600000, this store limit=10;windowMs=3600000')
+      expect(second[0]).toContain('it has limit=10;windowMs=3600000, this store limit=20;windowMs=3600000')
+    } finally {
+      for (const store of stores) store.close()
+    }
+  })
 })
+
+/** Polls `condition` until it holds; the bound only keeps a broken store from hanging the suite. */
+async function until(condition: () => boolean | Promise<boolean>, boundMs = 10_000): Promise<void> {
+  const deadline = Date.now() + boundMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('gave up waiting')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
 
 test('the decisions of one turn go as one EVALSHA per slot: a call never holds keys of two slots', async () => {
   const limiter = createLimiter({

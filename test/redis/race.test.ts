@@ -119,6 +119,18 @@ describe.each(CLIENT_KINDS)('instances on %s clients', (kind) => {
     },
   )
 
+  // Four instances on the same limits are the normal deployment: their stores, each registering its rules in Redis
+  // when it bound them (and again every 30 s), find only their own limits there.
+  test('the instances, all on the same limits, warn about no key space shared with other limits', async () => {
+    const warnings = await Promise.all(workers.map((worker) => worker.warnings()))
+    expect(warnings.flat().filter((warning) => warning.includes('counts under'))).toEqual([])
+    // They did register, one entry for all four.
+    expect(await client.hkeys('sluice:default:fw:~rules')).toEqual([`limit=${HTTP_LIMIT};windowMs=${WINDOW_MS}`])
+    expect(await client.hkeys('sluice:default:tb:~rules')).toEqual([
+      `limit=${HTTP_LIMIT};rate=${HTTP_LIMIT}/${WINDOW_MS}ms`,
+    ])
+  })
+
   // The naive client is no store: once, on the first kind's instances.
   if (kind === 'ioredis') {
     test(`a naive GET/decide/INCR client admits more than ${HTTP_LIMIT} in at least one round`, async () => {

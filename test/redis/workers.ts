@@ -10,7 +10,9 @@ export interface Worker {
   /** Where the worker's Express server listens (on 127.0.0.1). */
   readonly httpPort: number
   /** Sends a round and resolves with how many requests this process saw admitted. */
-  run(command: Exclude<WorkerCommand, { type: 'exit' }>): Promise<Extract<WorkerReply, { type: 'done' }>>
+  run(command: Exclude<WorkerCommand, { type: 'exit' | 'warnings' }>): Promise<Extract<WorkerReply, { type: 'done' }>>
+  /** What the worker's store and limiters have warned about so far (their logger is console). */
+  warnings(): Promise<string[]>
   stop(): Promise<void>
 }
 
@@ -43,6 +45,16 @@ export async function startWorker(port: number, skewMs = 0, kind: ClientKind = '
           else reject(new Error(`unexpected reply ${JSON.stringify(reply)}`))
         })
         child.send(command)
+      })
+    },
+    warnings() {
+      return new Promise((resolve, reject) => {
+        child.once('message', (reply: WorkerReply) =>
+          reply.type === 'warnings'
+            ? resolve(reply.warnings)
+            : reject(new Error(`unexpected reply ${JSON.stringify(reply)}`)),
+        )
+        child.send({ type: 'warnings' } satisfies WorkerCommand)
       })
     },
     async stop() {

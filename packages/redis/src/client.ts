@@ -17,6 +17,8 @@ export interface IoredisClient {
   readonly slots?: readonly (readonly string[] | undefined)[]
   refreshSlotsCache?(callback?: (error?: Error | null) => void): void
   readonly options?: object
+  /** 'wait' until a lazy client (`lazyConnect`) first connects; 'end' once it was closed (`quit`, `disconnect`). */
+  readonly status?: string
 }
 
 /**
@@ -43,6 +45,8 @@ export interface NodeRedisClient {
   eval(script: string, options: NodeRedisScriptOptions): Promise<unknown>
   del(keys: string[]): Promise<unknown>
   readonly options?: object | undefined
+  /** False once the client or cluster was closed (`quit`, `destroy`), and before `connect`. */
+  readonly isOpen?: boolean
   readonly masters?: readonly unknown[]
   readonly slots?: readonly ({ readonly master?: { readonly address?: string } } | undefined)[]
 }
@@ -63,6 +67,11 @@ export interface StoreClient {
   masterOf(slot: number): string | undefined
   /** On a Cluster, asks for the slot map again (a replica may have taken over a master that stopped answering). */
   refreshSlots(): void
+  /**
+   * Whether the client was opened and not closed since. Off the decisions' path, the store sends nothing to a client
+   * that is not: a closed one can only fail, and a lazy one (ioredis `lazyConnect`) connects on its first decision.
+   */
+  isOpen(): boolean
 }
 
 const EXPECTED = 'an ioredis Redis or Cluster, or a node-redis client or cluster'
@@ -101,6 +110,7 @@ function ioredis(client: IoredisClient): StoreClient {
     masterOf: (slot) => client.slots?.[slot]?.[0],
     // ioredis asks for the slot map on a MOVED reply only, which a node that stopped answering never sends.
     refreshSlots: () => client.refreshSlotsCache?.(() => {}),
+    isOpen: () => client.status !== 'wait' && client.status !== 'end',
   }
 }
 
@@ -126,5 +136,6 @@ function nodeRedis(client: NodeRedisClient): StoreClient {
     refreshSlots: () => {
       slotMap?.rediscover?.().catch(() => {})
     },
+    isOpen: () => client.isOpen !== false,
   }
 }

@@ -20,6 +20,7 @@ import { BACKSTOP_TIMEOUTS } from './deadlines'
 import { KeyErrors } from './key-errors'
 import { Nodes } from './nodes'
 import { Rejections } from './rejections'
+import { REGISTRY_REFRESH_MS, RuleRegistry } from './rule-registry'
 import { ScriptRunner } from './script-runner'
 
 /**
@@ -78,6 +79,8 @@ export interface RedisStoreOptions {
  */
 export interface ReplayOptions extends RedisStoreOptions {
   clock?: () => number
+  /** How often the store registers its rules in Redis again (see `RuleRegistry`), in ms, instead of every 30 s. */
+  registryRefreshMs?: number
 }
 
 /** Tests only: a RedisStore on a replay clock. */
@@ -121,10 +124,17 @@ export class RedisStore implements Store {
   readonly onError: FailurePolicy
   private readonly shared: RedisShared
   private readonly keySpaces = new KeySpaces()
+  private readonly registry: RuleRegistry
 
   constructor(options: RedisStoreOptions) {
     checkObject(options, 'options', 'with a client')
-    const { timeout = 100, onError = 'local', logger = console, clock } = options as ReplayOptions
+    const {
+      timeout = 100,
+      onError = 'local',
+      logger = console,
+      clock,
+      registryRefreshMs = REGISTRY_REFRESH_MS,
+    } = options as ReplayOptions
     const client = storeClientOf(options.client)
     this.timeout = checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
     this.onError = checkOneOf(onError, 'onError', ['local', 'open', 'closed'] as const)
@@ -140,6 +150,8 @@ export class RedisStore implements Store {
     warnAboutClientOptions(client, this.timeout, checkedLogger)
     const now = clock === undefined ? () => Date.now() : () => Math.floor(clock())
     const runner = new ScriptRunner(client, clock, client.isCluster === true)
+    const refreshMs = checkWholeNumber(registryRefreshMs, 'registryRefreshMs', { unit: 'milliseconds' })
+    this.registry = new RuleRegistry(client, checkedLogger, refreshMs)
     this.shared = {
       client,
       cluster: client.isCluster,
@@ -164,15 +176,20 @@ export class RedisStore implements Store {
 
   bind(rules: readonly CompiledRule[], options: BindOptions = {}): BoundStore {
     this.keySpaces.claim(rules, options)
+    // A variant (a plan's limits, `withLimits`) counts in its limiter's key spaces on purpose, and there may be
+    // a hundred of them: the limiter's own rules stand for it in Redis.
+    if (options.variant !== true) this.registry.register(rules)
     return new RedisBinding(rules, this.shared)
   }
 
   /**
    * Forgets the short-circuit and the local fallback state; calls made after it throw. The client is yours: quit it yourself. The store's timers,
-   * one per node for the calls' deadlines, are unref'd and stop on their own once no call is waiting.
+   * one per node for the calls' deadlines, are unref'd and stop on their own once no call is waiting; the one that
+   * registers its rules in Redis again every 30 s (see "Separate stores sharing a key space" in the README) stops here.
    */
   close(): void {
     this.shared.closed = true
+    this.registry.stop()
     this.shared.rejections.clear()
     for (const node of this.shared.nodes.all()) node.clearLocal()
   }

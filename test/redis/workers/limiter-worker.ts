@@ -13,9 +13,22 @@ import { HTTP_ALGORITHMS, HTTP_LIMIT } from './http-routes'
 export type WorkerCommand =
   | { type: 'round'; algorithm: AlgorithmName; key: string; limit: number; window: string; requests: number }
   | { type: 'naive-round'; key: string; limit: number; requests: number }
+  | { type: 'warnings' }
   | { type: 'exit' }
 
-export type WorkerReply = { type: 'ready'; httpPort: number } | { type: 'done'; admitted: number; clock: number }
+export type WorkerReply =
+  | { type: 'ready'; httpPort: number }
+  | { type: 'done'; admitted: number; clock: number }
+  | { type: 'warnings'; warnings: string[] }
+
+// What this process's store and limiters warned about, on their default logger (console): still printed, and kept
+// for the suites to ask for.
+const warnings: string[] = []
+const warn = console.warn.bind(console)
+console.warn = (...args: unknown[]) => {
+  warnings.push(args.map(String).join(' '))
+  warn(...args)
+}
 
 // argv: the redis-server's port, how far this process's own clock is shifted (the clock-skew suite; the store must
 // not care about the shift, since Redis keeps the time), and the library of the store's client.
@@ -65,6 +78,10 @@ async function main(): Promise<void> {
       client.close()
       server.close()
       process.disconnect()
+      return
+    }
+    if (command.type === 'warnings') {
+      send({ type: 'warnings', warnings })
       return
     }
     let admitted = 0
