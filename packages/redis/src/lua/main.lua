@@ -28,7 +28,7 @@ local redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000
 -- The instant of the request being decided.
 local now
 
--- When a key whose state matters for `ms` more is to expire, by Redis's clock. PEXPIREAT rather than SET PX or PEXPIRE:
+-- When a key whose state matters for `ms` more is to expire, by Redis's clock. An absolute time (PXAT, PEXPIREAT) rather than PX or PEXPIRE:
 -- Redis rewrites a relative expiry into an absolute one for its replicas and AOF, which costs it more than the write
 -- itself. Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole
 -- number below 10^14 ms (3 000 years from 1970) goes as it is.
@@ -36,6 +36,20 @@ local function expire_at(ms)
   local at = redis_now + ms + extra_ttl_ms
   if at >= 1e14 then return string.format('%.0f', at) end
   return at
+end
+
+-- Whether SET takes PXAT (Redis 6.2 and later; REDIS_VERSION_NUM is there from 7.0): a value and its absolute expiry
+-- then go in one command instead of two, and an absolute expiry is not rewritten either.
+local set_takes_pxat = redis.REDIS_VERSION_NUM ~= nil
+
+-- Writes `value` to expire `ms` from now by Redis's clock.
+local function set_expiring(key, value, ms)
+  if set_takes_pxat then
+    redis.call('SET', key, value, 'PXAT', expire_at(ms))
+  else
+    redis.call('SET', key, value)
+    redis.call('PEXPIREAT', key, expire_at(ms))
+  end
 end
 
 -- Whether a decoded value is a state this script wrote: every number in it a whole one (see `whole`), as all states
@@ -104,8 +118,7 @@ local function write(key, algorithm, state, reset_ms, read_expires_at)
     redis.call('SETRANGE', key, 0, algorithm.encode(expires_at, state))
     return
   end
-  redis.call('SET', key, algorithm.encode(expires_at, state))
-  redis.call('PEXPIREAT', key, expire_at(reset_ms))
+  set_expiring(key, algorithm.encode(expires_at, state), reset_ms)
 end
 
 -- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; how many keys a request
@@ -253,8 +266,7 @@ local function decide(rules, first, mode, cost)
           steps[i] = p.algorithm.step(states[i], now, cost, p, false)
         elseif p.block_ms > 0 and not is_blocked(blocked_untils[i], now) then
           local blocked_until = now + p.block_ms
-          redis.call('SET', block_keys[i], string.format('%.0f', blocked_until))
-          redis.call('PEXPIREAT', block_keys[i], expire_at(p.block_ms))
+          set_expiring(block_keys[i], string.format('%.0f', blocked_until), p.block_ms)
           steps[i] = blocked_step(steps[i], now, blocked_until)
         end
       end
