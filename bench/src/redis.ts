@@ -282,7 +282,7 @@ export async function runRedis(): Promise<PartResult> {
       ' (fixed-window is like for like with both peers, which count fixed windows; sliding-window is the default); ' +
       'the long timeout and closed policy make any slow or failed reply fail the run, so no decision comes from the ' +
       'local fallback. The store coalesces the decisions of one turn of the event loop into one EVALSHA (at most ' +
-      '256 per call): "decisions per script call" is how many each call carried. rate-limiter-flexible: ' +
+      '16 per call, MAX_BATCH_REQUESTS in packages/redis/src/batch.ts): "decisions per script call" is how many each call carried. rate-limiter-flexible: ' +
       '`RateLimiterRedis.consume`; express-rate-limit: rate-limit-redis `RedisStore.increment` over ioredis `call`. ' +
       'redis-benchmark sends the EVALSHA of one Sluice decision (read with MONITOR: same script, same arguments, the ' +
       'key from `-r 10000`) on one connection with 1, 64 or 256 pipelined (`-c 1 -P n`): what Sluice would make ' +

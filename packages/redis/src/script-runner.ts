@@ -10,7 +10,6 @@ export { blockKeys, type Mode, type Plan, planFor } from './plan'
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
-const FIELDS_PER_RULE = 5
 
 // The probe of a node that failed: a write, so that a node that reads but cannot write (OOM, READONLY, MISCONF) is
 // not taken for recovered, on a key of its own that expires at once, in the slot of the key that failed.
@@ -67,9 +66,7 @@ export class ScriptRunner {
   ): Promise<Outcome[]> {
     const keys = plan.blocks.length === 0 ? redisKeys : [...redisKeys, ...blockKeys(plan, redisKeys)]
     const now = this.clock === undefined ? '' : Math.floor(this.clock())
-    return this.batches
-      .add(plan, keys, cost, mode, now, aroundMs, replied)
-      .then((entry) => parseEntry(entry, plan.ruleCount))
+    return this.batches.add(plan, keys, cost, mode, now, aroundMs, replied)
   }
 
   /** The one place a script call is sent: EVALSHA, and after NOSCRIPT one EVAL with the script's text. */
@@ -100,21 +97,4 @@ function redisClockOf(error: unknown): number | undefined {
   if (!(error instanceof Error) || !error.message.startsWith('SLUICE_CLOCK ')) return undefined
   const ms = Number(error.message.slice('SLUICE_CLOCK '.length))
   return Number.isSafeInteger(ms) ? ms : undefined
-}
-
-/** A request's entry of the reply, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 = never), delay_ms. */
-function parseEntry(entry: readonly unknown[], ruleCount: number): Outcome[] {
-  const outcomes: Outcome[] = []
-  for (let i = 0; i < ruleCount; i++) {
-    const at = FIELDS_PER_RULE * i
-    const retryAfterMs = Number(entry[at + 3])
-    outcomes.push({
-      allowed: entry[at] === 1,
-      remaining: Number(entry[at + 1]),
-      resetMs: Number(entry[at + 2]),
-      retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
-      delayMs: Number(entry[at + 4]),
-    })
-  }
-  return outcomes
 }

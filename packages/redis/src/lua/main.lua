@@ -28,7 +28,7 @@ local redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000
 -- The instant of the request being decided.
 local now
 
--- When a key whose state matters for `ms` more is to expire, by Redis's clock. PEXPIREAT rather than SET PX or PEXPIRE:
+-- When a key whose state matters for `ms` more is to expire, by Redis's clock. An absolute time (PXAT, PEXPIREAT) rather than PX or PEXPIRE:
 -- Redis rewrites a relative expiry into an absolute one for its replicas and AOF, which costs it more than the write
 -- itself. Redis sends a number argument with all its digits from 7.0, with 14 significant digits before: a whole
 -- number below 10^14 ms (3 000 years from 1970) goes as it is.
@@ -36,6 +36,20 @@ local function expire_at(ms)
   local at = redis_now + ms + extra_ttl_ms
   if at >= 1e14 then return string.format('%.0f', at) end
   return at
+end
+
+-- Whether SET takes PXAT (Redis 6.2 and later; REDIS_VERSION_NUM is there from 7.0): a value and its absolute expiry
+-- then go in one command instead of two, and an absolute expiry is not rewritten either.
+local set_takes_pxat = redis.REDIS_VERSION_NUM ~= nil
+
+-- Writes `value` to expire `ms` from now by Redis's clock.
+local function set_expiring(key, value, ms)
+  if set_takes_pxat then
+    redis.call('SET', key, value, 'PXAT', expire_at(ms))
+  else
+    redis.call('SET', key, value)
+    redis.call('PEXPIREAT', key, expire_at(ms))
+  end
 end
 
 -- Whether a decoded value is a state this script wrote: every number in it a whole one (see `whole`), as all states
@@ -72,8 +86,8 @@ local function read(key, algorithm)
     return state, unusable
   end
   local value = redis.pcall('GET', key)
-  if type(value) == 'table' and value.err then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   if not value then return nil end
+  if type(value) == 'table' then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   local decoded, expires_at, state = pcall(algorithm.decode, value)
   if not decoded or not well_formed(value, expires_at, state) then
     return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm'
@@ -104,17 +118,18 @@ local function write(key, algorithm, state, reset_ms, read_expires_at)
     redis.call('SETRANGE', key, 0, algorithm.encode(expires_at, state))
     return
   end
-  redis.call('SET', key, algorithm.encode(expires_at, state))
-  redis.call('PEXPIREAT', key, expire_at(reset_ms))
+  set_expiring(key, algorithm.encode(expires_at, state), reset_ms)
 end
 
--- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; and how many keys a
--- request of that set sends (a key per rule, and a block key per rule with a block).
+-- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; how many keys a request
+-- of that set sends (a key per rule, and a block key per rule with a block); and whether that is one key, a single
+-- rule without a block, which takes decide_one.
 local sets = {}
 local at = 2
 for s = 1, tonumber(ARGV[2]) do
-  local rules = { keys = 0 }
+  local rules = {}
   local count = tonumber(ARGV[at + 1])
+  local keys = count
   at = at + 1
   for i = 1, count do
     local algorithm = ALGORITHMS[ARGV[at + 1]]
@@ -133,24 +148,62 @@ for s = 1, tonumber(ARGV[2]) do
       at = at + algorithm.boundaries
     end
     rules[i] = p
-    rules.keys = rules.keys + 1
-    if p.block_ms > 0 then rules.keys = rules.keys + 1 end
+    if p.block_ms > 0 then keys = keys + 1 end
   end
+  rules.keys = keys
+  rules.single = keys == 1
   sets[s] = rules
 end
 
--- The reply, and how many numbers it holds so far.
-local replies = {}
+-- The reply, and how many numbers it holds so far. It starts with room for one request's five numbers, so that a lone
+-- request's reply never grows (Lua 5.1 rehashes a table each time its array part doubles); what is left of that room
+-- is taken out at the end.
+local replies = { 0, 0, 0, 0, 0 }
 local n = 0
+
+-- Appends a rule's step to the reply.
+local function append(step)
+  local allowed, retry_after_ms = 0, step.retry_after_ms
+  if step.allowed then allowed = 1 end
+  if retry_after_ms == INFINITY then retry_after_ms = -1 end
+  replies[n + 1] = allowed
+  replies[n + 2] = step.remaining
+  replies[n + 3] = step.reset_ms
+  replies[n + 4] = retry_after_ms
+  replies[n + 5] = step.delay_ms
+  n = n + 5
+end
+
+-- The clock check of a calendar rule (see 'SLUICE_CLOCK' above).
+local function check_clock(p)
+  if p.boundaries ~= nil and p.algorithm.outside(p, now) then error('SLUICE_CLOCK ' .. string.format('%.0f', now), 0) end
+end
+
+-- A request of a single rule without a block, the common case: what decide does for it, without decide's per-rule
+-- tables and loops (with one rule, the rule that rejects is the only one, and there is no block to read or start).
+local function decide_one(p, key, mode, cost)
+  local algorithm = p.algorithm
+  if p.boundaries ~= nil then check_clock(p) end
+  local state, unusable, expires_at = read(key, algorithm)
+  if unusable then error('SLUICEKEY 1 ' .. unusable, 0) end
+  local step
+  if mode == 'refund' then
+    -- As MemoryStore.refund: a key with nothing left is not written.
+    if state == nil then return append(algorithm.step(nil, now, 1, p, false)) end
+    step = algorithm.refund(state, now, cost, p)
+  else
+    step = algorithm.step(state, now, cost, p, mode == 'charge')
+    if step.state == state then return append(step) end
+  end
+  write(key, algorithm, step.state, step.reset_ms, expires_at)
+  append(step)
+end
 
 -- One request: its rules, its keys from KEYS[first], its mode and cost, at `now`. Appends its numbers to the reply,
 -- or raises the error of this request alone.
 local function decide(rules, first, mode, cost)
   local count = #rules
-  for i = 1, count do
-    local p = rules[i]
-    if p.boundaries ~= nil and p.algorithm.outside(p, now) then error('SLUICE_CLOCK ' .. string.format('%.0f', now), 0) end
-  end
+  for i = 1, count do check_clock(rules[i]) end
   -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a
   -- block), then its step.
   local states, expiries, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}
@@ -213,8 +266,7 @@ local function decide(rules, first, mode, cost)
           steps[i] = p.algorithm.step(states[i], now, cost, p, false)
         elseif p.block_ms > 0 and not is_blocked(blocked_untils[i], now) then
           local blocked_until = now + p.block_ms
-          redis.call('SET', block_keys[i], string.format('%.0f', blocked_until))
-          redis.call('PEXPIREAT', block_keys[i], expire_at(p.block_ms))
+          set_expiring(block_keys[i], string.format('%.0f', blocked_until), p.block_ms)
           steps[i] = blocked_step(steps[i], now, blocked_until)
         end
       end
@@ -228,19 +280,7 @@ local function decide(rules, first, mode, cost)
     end
   end
 
-  for i = 1, count do
-    local step = steps[i]
-    local allowed, retry_after_ms = 0, step.retry_after_ms
-    if step.allowed then allowed = 1 end
-    if retry_after_ms == INFINITY then retry_after_ms = -1 end
-    n = n + 1
-    replies[n] = allowed
-    replies[n + 1] = step.remaining
-    replies[n + 2] = step.reset_ms
-    replies[n + 3] = retry_after_ms
-    replies[n + 4] = step.delay_ms
-    n = n + 4
-  end
+  for i = 1, count do append(steps[i]) end
 end
 
 -- A request that fails (a Redis error in one of its commands) fails alone: the others of the batch go on.
@@ -257,7 +297,12 @@ while at < arguments do
   at = at + 4
   if request_now == '' then now = redis_now else now = tonumber(request_now) end
   local before = n
-  local ok, problem = pcall(decide, rules, first, mode, cost)
+  local ok, problem
+  if rules.single then
+    ok, problem = pcall(decide_one, rules[1], KEYS[first], mode, cost)
+  else
+    ok, problem = pcall(decide, rules, first, mode, cost)
+  end
   if not ok then
     -- The numbers of a rule that came before the failure are taken back: the request's entry is its error alone.
     for i = n, before + 1, -1 do replies[i] = nil end
@@ -266,4 +311,5 @@ while at < arguments do
   end
   first = first + rules.keys
 end
+for i = n + 1, 5 do replies[i] = nil end
 return replies

@@ -21,6 +21,7 @@ end
 local INFINITY = math.huge
 
 -- Whether a number read from a key is one this script could have written: a whole one from 0 to 2^53.
+local floor = math.floor
 local function whole(n)
-  return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == math.floor(n)
+  return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == floor(n)
 end
