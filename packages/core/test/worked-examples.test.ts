@@ -64,6 +64,18 @@ describe('sliding log', () => {
     expect([state!.newestTime, state!.newestCost, state!.used]).toEqual([1009, 100, 1000])
     expect(slidingLog(state, 1000 + 86_400_000, 1, rule, false).remaining).toBe(1_000_000 - 900)
   })
+
+  test('a clock stepped back moves every entry back with the newest, so the oldest frees its room one window after it was seen', () => {
+    const rule = createLimiter({ algorithm: 'sliding-log', limit: 5, window: '1s' }).rules[0]!
+    const first = slidingLog(undefined, 1000, 2, rule, true).state
+    const full = slidingLog(first, 1500, 3, rule, true).state
+    // The clock reads 500 now: the newest entry (1500) moves to 500 and the oldest (1000) to 0, which frees its
+    // 2 units at 1000. Left where they were, the oldest would keep the client waiting until 2000 (1500 ms).
+    const step = slidingLog(full, 500, 1, rule, true)
+    expect(step).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 500, resetMs: 1000 })
+    expect(step.state).toMatchObject({ newestTime: 500, newestCost: 3, used: 5 })
+    expect(slidingLog(step.state, 1000, 2, rule, true)).toMatchObject({ allowed: true, remaining: 0 })
+  })
 })
 
 describe('sliding window counter', () => {
