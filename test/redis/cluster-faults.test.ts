@@ -3,7 +3,9 @@
 // A master is lost (SIGKILL, or SIGSTOP: a hang, not a refusal). Health belongs to the node: keys on the healthy
 // masters keep being decided by Redis, the failed master's keys are decided locally (or refused, under 'closed')
 // until Redis truly answers for them again (no flapping), no request the store gave up on is charged later, and the
-// store is back on Redis within a second of the replica's promotion.
+// store is back on Redis within a second of the replica's promotion. (A stopped master that resumes reads the calls that
+// waited in its socket and answers them MOVED, and ioredis follows that to the promoted replica at once: those calls
+// are older than their deadline, 30 × timeout, by then, and the script refuses them, 'SLUICELATE'.)
 //
 // Slots migrate from one master to another under load on stacked rules (two keys per request, in one slot). While a
 // slot is split between its source and its target, Redis answers TRYAGAIN, and the target has never loaded the script
@@ -156,10 +158,18 @@ describe.each((['SIGKILL', 'SIGSTOP'] as const).map((signal) => [signal, 'ioredi
       const repliesLost = count(counted, (o) => failed.has(o.key) && o.at < faultAt && o.result !== 'admitted')
       let late = 0
       let lost = 0
+      const lateKeys: string[] = []
       for (const key of KEYS) {
         const used = await countedByRedis(key)
         const answered = count(counted, (o) => o.key === key && o.result === 'admitted')
         late += Math.max(0, used - answered)
+        if (used > answered) {
+          const refusals = counted.filter((o) => o.key === key && o.result !== 'admitted')
+          lateKeys.push(
+            `    ${key}: counted ${used}, admitted ${answered}; refused at (ms from the fault + ms waited): ` +
+              refusals.map((o) => `${(o.at - faultAt).toFixed(0)}+${o.ms.toFixed(0)}`).join(', '),
+          )
+        }
         lost += Math.max(0, answered - used)
       }
       const slowest = Math.max(...counted.map((o) => o.ms), ...rated.map((o) => o.ms))
@@ -176,7 +186,8 @@ describe.each((['SIGKILL', 'SIGSTOP'] as const).map((signal) => [signal, 'ioredi
           `(process frozen at most ${frozenMs.toFixed(0)} ms)`,
       )
 
-      // When more than the one outage was logged, say which, for whoever reads a failure.
+      // For whoever reads a failure: the keys charged beyond Redis's answers, and any outage beyond the one.
+      if (late > repliesLost) figures.push(...lateKeys)
       for (const [name, log] of [
         ['local', localLog],
         ['closed', closedLog],

@@ -2,9 +2,10 @@
 // no consume outlasts the timeout by more than 50 ms, nothing is left unhandled, the outage is logged once, and
 // when Redis comes back it decides again within a second (with an empty script cache, as after any restart). Every
 // case runs through an ioredis client and through a node-redis client, each with the options the README recommends.
-import { createLimiter, type Decision, type Limiter, StoreUnavailableError } from '@sluice/core'
+import { type CompiledRule, createLimiter, type Decision, type Limiter, StoreUnavailableError } from '@sluice/core'
 import { type FailurePolicy, RedisStore, type RedisStoreClient } from '@sluice/redis'
 import Redis from 'ioredis'
+import { redisKeyOf } from '../../packages/redis/src/keys'
 import { scriptFor } from '../../packages/redis/src/script'
 import { CLIENT_KINDS, type ClientKind, type KindClient, kindClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
@@ -291,6 +292,40 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       expect(h.infos).toHaveLength(1)
     } finally {
       h.client.close()
+    }
+  })
+
+  test('a Redis hung for longer than the backstop runs none of the calls the store gave up on when it resumes', async () => {
+    // SIGSTOP keeps the connection open: the calls made meanwhile wait in Redis's socket, and a Redis that resumes
+    // reads and runs them (a Cluster master that resumes answers them MOVED, and the client follows that to the
+    // promoted replica). The store answered them by onError long before: past its deadline (30 × timeout after its
+    // send) a call changes nothing.
+    const h = await harness(kind, 'closed')
+    const counter = createLimiter({
+      name: 'late',
+      algorithm: 'fixed-window',
+      limit: 1000,
+      window: '1h',
+      store: h.store,
+    })
+    const admin = new Redis({ host: server.host, port: server.port })
+    try {
+      for (let i = 0; i < 3; i++) expect((await counter.consume(`hung:${kind}`)).allowed).toBe(true)
+      server.pause()
+      const during = await Promise.all(Array.from({ length: 20 }, () => timed(() => counter.consume(`hung:${kind}`))))
+      for (const r of during) expect(r.error).toBeInstanceOf(StoreUnavailableError)
+      await pause(30 * TIMEOUT_MS + 300)
+      server.resume()
+      const recoveryMs = await timeUntilRedisDecides(h, admin)
+      expect(recoveryMs).toBeLessThan(1000)
+      await pause(100)
+      const stored = await admin.getBuffer(redisKeyOf(counter.rules[0] as CompiledRule, `hung:${kind}`))
+      // The fixed window's state: its expiry, the window's start, then the count.
+      expect(stored?.readDoubleLE(16)).toBe(3)
+      figures.push(`  ${kind} hung ${30 * TIMEOUT_MS + 300} ms: 20 calls given up, 0 charged when Redis resumed`)
+    } finally {
+      h.client.close()
+      admin.disconnect()
     }
   })
 

@@ -1,5 +1,8 @@
 import type { CalendarPeriod, Outcome } from '@sluice/core/store'
+import { CallExpired } from './deadlines'
+import { errorCode } from './errors'
 import type { Mode, Plan } from './plan'
+import type { RedisClock } from './redis-clock'
 import { type Script, scriptForMask } from './script'
 import { keySlot } from './slot'
 
@@ -69,7 +72,7 @@ class Batch {
  * reaches {@link MAX_BATCH_REQUESTS}.
  *
  * @example
- * const batches = new Batches(send, false, 0)
+ * const batches = new Batches(send, false, 0, new RedisClock(3000))
  * const [outcome] = await batches.add(plan, ['sluice:default:fw:{42}'], 1, 'charge', '', Date.now(), undefined)
  */
 export class Batches {
@@ -89,6 +92,8 @@ export class Batches {
     private readonly cluster: boolean,
     /** How much longer than its logical expiry a key lives (the tests' replay clock only). */
     private readonly extraTtlMs: number,
+    /** The Redis clock as this instance sees it: each call's deadline. */
+    private readonly clock: RedisClock,
   ) {}
 
   /**
@@ -154,8 +159,14 @@ export class Batches {
 
   private dispatch(batch: Batch): void {
     batch.sent = true
+    const sentAt = performance.now()
+    this.call(batch, sentAt, this.clock.notAfter(sentAt))
+  }
+
+  /** Sends `batch` with `notAfter` (see main.lua) and settles its requests with the reply. */
+  private call(batch: Batch, sentAt: number, notAfter: number | ''): void {
     const { pending } = batch
-    const args: (string | number)[] = [this.extraTtlMs, batch.plans.length]
+    const args: (string | number)[] = [this.extraTtlMs, notAfter, batch.plans.length]
     for (const arg of batch.setArgs) args.push(arg)
     for (const arg of batch.requestArgs) args.push(arg)
     const replied = () => {
@@ -168,33 +179,55 @@ export class Batches {
       sent = Promise.reject(error)
     }
     sent.then(
-      (reply) => {
-        const unexpected = () => new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
-        if (!Array.isArray(reply)) {
-          for (const request of pending) request.reject(unexpected())
-          return
-        }
-        let at = 0
-        for (const request of pending) {
-          const entry: unknown = reply[at]
-          const fields = FIELDS_PER_RULE * request.ruleCount
-          // A string is the error of this request alone (see main.lua); else five numbers per rule.
-          if (typeof entry === 'string') {
-            request.reject(new Error(entry))
-            at++
-          } else if (at + fields <= reply.length) {
-            request.resolve(outcomesAt(reply, at, request.ruleCount))
-            at += fields
-          } else {
-            request.reject(unexpected())
-          }
-        }
-      },
+      (reply) => this.settle(pending, reply, sentAt),
       (error: unknown) => {
+        const lateAt = lateAtOf(error)
+        if (lateAt !== undefined && notAfter !== '') {
+          // Nothing was charged. A reply back this soon means the clocks moved, not the call: once more, with no
+          // deadline. Else Redis ran it past its deadline (it was held or redirected): it fails as a timeout would.
+          if (this.clock.wasStep(lateAt, sentAt, performance.now())) return this.call(batch, sentAt, '')
+          error = new CallExpired(
+            `Redis ran the call ${Math.round(lateAt - (notAfter - this.clock.lateMs))} ms after it was sent, past its deadline: nothing was charged`,
+            'node',
+          )
+        }
         for (const request of pending) request.reject(error)
       },
     )
   }
+
+  /** Gives each request of a batch its entry of `reply`, and learns the Redis clock from its last number. */
+  private settle(pending: readonly Pending[], reply: unknown, sentAt: number): void {
+    const unexpected = () => new Error(`sluice: unexpected reply from the Redis script: ${JSON.stringify(reply)}`)
+    if (!Array.isArray(reply) || reply.length === 0) {
+      for (const request of pending) request.reject(unexpected())
+      return
+    }
+    const end = reply.length - 1
+    this.clock.sample(Number(reply[end]), sentAt)
+    let at = 0
+    for (const request of pending) {
+      const entry: unknown = reply[at]
+      const fields = FIELDS_PER_RULE * request.ruleCount
+      // A string is the error of this request alone (see main.lua); else five numbers per rule.
+      if (typeof entry === 'string') {
+        request.reject(new Error(entry))
+        at++
+      } else if (at + fields <= end) {
+        request.resolve(outcomesAt(reply, at, request.ruleCount))
+        at += fields
+      } else {
+        request.reject(unexpected())
+      }
+    }
+  }
+}
+
+/** The Redis time of a 'SLUICELATE <ms>' error reply (see main.lua), or undefined for any other error. */
+function lateAtOf(error: unknown): number | undefined {
+  if (errorCode(error) !== 'SLUICELATE') return undefined
+  const ms = Number((error as Error).message.split(' ')[1])
+  return Number.isSafeInteger(ms) ? ms : undefined
 }
 
 const FIELDS_PER_RULE = 5

@@ -149,7 +149,7 @@ export class RedisStore implements Store {
     const checkedLogger = checkLogger(logger)
     warnAboutClientOptions(client, this.timeout, checkedLogger)
     const now = clock === undefined ? () => Date.now() : () => Math.floor(clock())
-    const runner = new ScriptRunner(client, clock, client.isCluster === true)
+    const runner = new ScriptRunner(client, clock, client.isCluster === true, BACKSTOP_TIMEOUTS * this.timeout)
     const refreshMs = checkWholeNumber(registryRefreshMs, 'registryRefreshMs', { unit: 'milliseconds' })
     this.registry = new RuleRegistry(client, checkedLogger, refreshMs)
     this.shared = {

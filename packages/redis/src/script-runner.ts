@@ -1,8 +1,10 @@
 import type { Outcome } from '@sluice/core/store'
 import { Batches } from './batch'
 import type { StoreClient } from './client'
+import { BACKSTOP_TIMEOUTS } from './deadlines'
 import { errorCode } from './errors'
 import { blockKeys, type Mode, type Plan } from './plan'
+import { RedisClock } from './redis-clock'
 import type { Script } from './script'
 
 export { blockKeys, type Mode, type Plan, planFor } from './plan'
@@ -10,6 +12,9 @@ export { blockKeys, type Mode, type Plan, planFor } from './plan'
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
+
+// The store's default timeout, for a runner made without one (tests).
+const DEFAULT_TIMEOUT_MS = 100
 
 // The probe of a node that failed: a write, so that a node that reads but cannot write (OOM, READONLY, MISCONF) is
 // not taken for recovered, on a key of its own that expires at once, in the slot of the key that failed.
@@ -31,8 +36,11 @@ export class ScriptRunner {
     private readonly client: Pick<StoreClient, 'evalsha' | 'eval'>,
     private readonly clock: (() => number) | undefined,
     cluster = false,
+    /** How long after its send Redis may still run a call (the store's backstop); later, the call changes nothing. */
+    lateMs = BACKSTOP_TIMEOUTS * DEFAULT_TIMEOUT_MS,
   ) {
-    this.batches = new Batches(this.send, cluster, clock === undefined ? 0 : EXPLICIT_CLOCK_TTL_SLACK_MS)
+    const extraTtlMs = clock === undefined ? 0 : EXPLICIT_CLOCK_TTL_SLACK_MS
+    this.batches = new Batches(this.send, cluster, extraTtlMs, new RedisClock(lateMs))
   }
 
   /**

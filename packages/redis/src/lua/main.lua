@@ -3,7 +3,8 @@
 -- across its own rules, as evaluateRules + committed in packages/core/src/store.ts; every changed key is written with
 -- its expiry in this same call. A batch is the requests of one turn of the instance's event loop (src/batch.ts).
 --
--- ARGV: extra ttl ms (an explicit now only, else 0), the number of rule sets, then each rule set: its rule count,
+-- ARGV: extra ttl ms (an explicit now only, else 0), not after (the latest Redis time, in ms, this call may run at;
+--       '' = any), the number of rule sets, then each rule set: its rule count,
 --       then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms, and as many
 --       period boundaries as its algorithm takes (a calendar window: 4, around the instance's clock);
 --       then per request: its rule set (from 1), mode ('charge' | 'peek' | 'refund'), cost, now (ms; '' = the Redis
@@ -11,7 +12,10 @@
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
 -- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
 -- never), delay_ms (Redis would truncate a fraction, so every number is a whole one); or one string when that request
--- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it):
+-- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it); and last, the Redis
+-- time the call ran at (the instance's view of the Redis clock, for the deadlines of its next calls).
+-- Or, when Redis runs the call after its deadline (the instance gave up on it, and a client sent it again, or Redis
+-- read it late), the error 'SLUICELATE <Redis time>': nothing is read or written.
 -- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
 --   period); nothing is read or written, and the instance asks again with boundaries around that time.
 -- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
@@ -25,6 +29,9 @@ local extra_ttl_ms = tonumber(ARGV[1])
 if redis.replicate_commands ~= nil then redis.replicate_commands() end
 local time = redis.call('TIME')
 local redis_now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if ARGV[2] ~= '' and redis_now > tonumber(ARGV[2]) then
+  return redis.error_reply('SLUICELATE ' .. string.format('%.0f', redis_now))
+end
 -- The instant of the request being decided.
 local now
 
@@ -125,8 +132,8 @@ end
 -- of that set sends (a key per rule, and a block key per rule with a block); and whether that is one key, a single
 -- rule without a block, which takes decide_one.
 local sets = {}
-local at = 2
-for s = 1, tonumber(ARGV[2]) do
+local at = 3
+for s = 1, tonumber(ARGV[3]) do
   local rules = {}
   local count = tonumber(ARGV[at + 1])
   local keys = count
@@ -155,10 +162,10 @@ for s = 1, tonumber(ARGV[2]) do
   sets[s] = rules
 end
 
--- The reply, and how many numbers it holds so far. It starts with room for one request's five numbers, so that a lone
--- request's reply never grows (Lua 5.1 rehashes a table each time its array part doubles); what is left of that room
--- is taken out at the end.
-local replies = { 0, 0, 0, 0, 0 }
+-- The reply, and how many numbers it holds so far. It starts with room for one request's five numbers and the time, so
+-- that a lone request's reply never grows (Lua 5.1 rehashes a table each time its array part doubles); what is left of
+-- that room is taken out at the end.
+local replies = { 0, 0, 0, 0, 0, 0 }
 local n = 0
 
 -- Appends a rule's step to the reply.
@@ -311,5 +318,6 @@ while at < arguments do
   end
   first = first + rules.keys
 end
-for i = n + 1, 5 do replies[i] = nil end
+replies[n + 1] = redis_now
+for i = n + 2, 6 do replies[i] = nil end
 return replies

@@ -1,0 +1,126 @@
+// A call Redis runs past its deadline changes nothing (main.lua, 'SLUICELATE'): a call the store gave up on and a
+// client delivered later (a MOVED from a master that hung and came back, a resend after a reconnect, a Redis that
+// resumes and reads what waited in its socket) is never charged. The deadline is in Redis's clock, learned from the
+// replies (src/redis-clock.ts).
+import { type CompiledRule, createLimiter } from '@sluice/core'
+import Redis from 'ioredis'
+import { type RedisServer, startRedis } from '../../../scripts/redis-server'
+import { Batches } from '../src/batch'
+import { CallExpired } from '../src/deadlines'
+import { redisKeyOf } from '../src/keys'
+import { planFor } from '../src/plan'
+import { RedisClock } from '../src/redis-clock'
+import type { Script } from '../src/script'
+import { ScriptRunner } from '../src/script-runner'
+
+let server: RedisServer
+let client: Redis
+let admin: Redis
+
+beforeAll(async () => {
+  server = await startRedis({ args: ['--enable-debug-command', 'yes'] })
+  client = new Redis({ host: server.host, port: server.port })
+  admin = new Redis({ host: server.host, port: server.port })
+})
+
+afterAll(async () => {
+  client?.disconnect()
+  admin?.disconnect()
+  await server?.stop()
+})
+
+beforeEach(() => client.flushdb())
+
+const rule = createLimiter({ algorithm: 'fixed-window', limit: 100, window: '1h' }).rules[0] as CompiledRule
+const plan = planFor([rule])
+const countOf = async (key: string) =>
+  100 - ((await new ScriptRunner(client, undefined).run(plan, [key], 1, 'peek'))[0]?.remaining ?? 0)
+
+/** The script calls as a store makes them, counted. */
+function sender() {
+  const sent: (string | number)[][] = []
+  const send = (script: Script, keys: readonly string[], args: readonly (string | number)[]) => {
+    sent.push([...args])
+    return client.eval(script.source, keys.length, ...keys, ...args)
+  }
+  return { sent, send }
+}
+
+describe('RedisClock', () => {
+  test('no deadline before a reply; then the smallest offset seen, plus lateMs', () => {
+    const clock = new RedisClock(3000)
+    expect(clock.notAfter(10)).toBe('')
+    clock.sample(1_000_050, 40) // ran 1_000_010 after a send at 40, by this instance's clock... or later
+    clock.sample(1_000_100, 95) // a call that waited longer in Redis's queue says less about the offset
+    expect(clock.notAfter(200)).toBe(200 + 1_000_005 + 3000)
+    clock.sample(1_000_200, 199) // a closer sample
+    expect(clock.notAfter(300)).toBe(300 + 1_000_001 + 3000)
+  })
+
+  test('a sample older than a second gives way to the next, so a clock that steps is followed', () => {
+    const clock = new RedisClock(3000)
+    clock.sample(1_000_000, 0)
+    clock.sample(5_000_000, 500) // larger, and the smaller one is recent: kept
+    expect(clock.notAfter(600)).toBe(600 + 1_000_000 + 3000)
+    clock.sample(5_000_000, 1500) // the smaller one is older than a second: replaced
+    expect(clock.notAfter(1600)).toBe(1600 + 4_998_500 + 3000)
+  })
+
+  test('a late refusal whose reply came back within lateMs is a clock step, and retakes the sample', () => {
+    const clock = new RedisClock(3000)
+    clock.sample(1_000_000, 0)
+    expect(clock.wasStep(9_000_000, 100, 102)).toBe(true)
+    expect(clock.notAfter(200)).toBe(200 + 8_999_900 + 3000)
+    expect(clock.wasStep(9_010_000, 100, 3100)).toBe(false)
+    expect(clock.notAfter(200)).toBe(200 + 8_999_900 + 3000) // a late call's refusal says nothing about the clocks
+  })
+})
+
+test('every call carries its deadline once the clock is known, and the reply ends with the Redis time', async () => {
+  const { sent, send } = sender()
+  const clock = new RedisClock(3000)
+  const batches = new Batches(send, false, 0, clock)
+  const key = redisKeyOf(rule, 'known')
+  const before = Number((await admin.time())[0]) * 1000
+  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  expect(sent[0]?.[1]).toBe('')
+  const deadline = Number(sent[1]?.[1])
+  // A deadline about 3 s after the send, by Redis's clock (the same machine's clock here).
+  expect(deadline).toBeGreaterThanOrEqual(before + 3000)
+  expect(deadline).toBeLessThan(before + 3000 + 1000)
+  expect(await countOf(key)).toBe(2)
+})
+
+test('a call Redis runs after its deadline changes nothing, and fails as a timeout would', async () => {
+  const runner = new ScriptRunner(client, undefined, false, 50)
+  const key = redisKeyOf(rule, 'late')
+  await runner.run(plan, [key], 1, 'charge') // the runner learns Redis's clock
+  // Redis is busy for 200 ms: the call that waits behind that runs 150 ms past its deadline.
+  const sleeping = admin.call('DEBUG', 'SLEEP', '0.2')
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const late = runner.run(plan, [key], 1, 'charge')
+  await expect(late).rejects.toThrow(CallExpired)
+  await expect(late).rejects.toThrow(/ms after it was sent, past its deadline: nothing was charged/)
+  await expect(late).rejects.toMatchObject({ reach: 'node' })
+  await sleeping
+  expect(await countOf(key)).toBe(1)
+})
+
+test('a clock that stepped (a deadline the reply shows was met) is sent once more without a deadline', async () => {
+  const { sent, send } = sender()
+  const clock = new RedisClock(3000)
+  // This instance believes Redis's clock 10 s behind what it is: the deadline it sends has passed already.
+  const redisNow = Number((await admin.time())[0]) * 1000
+  clock.sample(redisNow - 10_000, performance.now())
+  const batches = new Batches(send, false, 0, clock)
+  const key = redisKeyOf(rule, 'stepped')
+  const [outcome] = await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  expect(outcome?.allowed).toBe(true)
+  expect(sent.map((args) => typeof args[1])).toEqual(['number', 'string'])
+  expect(await countOf(key)).toBe(1)
+  // The refusal retook the sample: the next call's deadline is met at once.
+  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  expect(sent).toHaveLength(3)
+  expect(await countOf(key)).toBe(2)
+})
