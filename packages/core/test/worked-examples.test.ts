@@ -1,5 +1,5 @@
 import { createLimiter, type Decision, MemoryStore, type RateLimitError } from '@sluice/core'
-import { leakyQueue, leakyQueueRefund, type SlidingLogState, slidingLog } from '@sluice/core/store'
+import { leakyQueue, leakyQueueRefund, type SlidingLogState, slidingLog, slidingLogRefund } from '@sluice/core/store'
 
 /** A limiter on a memory store whose clock the test moves. */
 function setup(options: Parameters<typeof createLimiter>[0], start = 0) {
@@ -304,5 +304,52 @@ describe('leaky queue refund', () => {
     expect(leakyQueueRefund(queued(2), 600, 2, rule)).toMatchObject({ allowed: true, remaining: 4, resetMs: 0 })
     expect(leakyQueueRefund(queued(2), 600, 2, rule).state).toBeUndefined()
     expect(leakyQueueRefund(undefined, 600, 1, rule)).toMatchObject({ remaining: 4, resetMs: 0 })
+  })
+})
+
+describe('edges the mutation run found untested', () => {
+  const log = createLimiter({ algorithm: 'sliding-log', limit: 10, window: '1s' }).rules[0]!
+
+  test('sliding log: a cost equal to the limit fits a new key and an emptied one; one above never fits', () => {
+    expect(slidingLog(undefined, 0, 10, log, true)).toMatchObject({ allowed: true, remaining: 0 })
+    expect(slidingLog(undefined, 0, 11, log, true)).toMatchObject({ allowed: false, retryAfterMs: Infinity })
+    const used = slidingLog(undefined, 0, 4, log, true).state
+    // On a key in use: the full limit waits for the newest entry to expire; more than the limit, forever.
+    expect(slidingLog(used, 300, 10, log, true)).toMatchObject({ allowed: false, remaining: 6, retryAfterMs: 700 })
+    expect(slidingLog(used, 300, 11, log, true)).toMatchObject({ allowed: false, retryAfterMs: Infinity })
+  })
+
+  test('sliding log: a refund smaller than the newest entry leaves the rest of it, which frees only that much on expiry', () => {
+    let state = slidingLog(undefined, 0, 3, log, true).state
+    state = slidingLog(state, 500, 2, log, true).state
+    const refunded = slidingLogRefund(state, 600, 1, log) // the entry at 500 keeps 1 of its 2
+    expect(refunded.remaining).toBe(6)
+    state = slidingLog(refunded.state, 700, 1, log, true).state
+    // At 1501 the entries of 0 (3) and 500 (now 1) have expired; the one at 700 is left.
+    expect(slidingLog(state, 1501, 1, log, false).remaining).toBe(9)
+    // At 1000 only the entry of 0 has: 1 + 1 used.
+    expect(slidingLog(state, 1000, 1, log, false).remaining).toBe(8)
+  })
+
+  const queue = createLimiter({ algorithm: 'leaky-bucket', limit: 6, window: '3s' }).rules[0]!
+
+  test('leaky queue: a clock stepped back takes the queue as full as of now, not as long as it was', () => {
+    let state: Parameters<typeof leakyQueue>[0]
+    for (let i = 0; i < 6; i++) state = leakyQueue(state, 10_000, 1, queue, true).state // departs at 13,000
+    // The clock reads 5,000: 8 s of backlog by the stored departure, at most 3 s by the queue's size.
+    const full = leakyQueue(state, 5_000, 1, queue, true)
+    expect(full).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 500 })
+    expect(full.state).toEqual({ departureMs: 8_000, departureFraction: 0 }) // the store writes the moved state
+    expect(leakyQueue(full.state, 5_500, 1, queue, true)).toMatchObject({ allowed: true, remaining: 0, delayMs: 3000 })
+    // A refund after the step gives back one place of the full queue.
+    expect(leakyQueueRefund(state, 5_000, 1, queue)).toMatchObject({ allowed: true, remaining: 1, resetMs: 2500 })
+  })
+
+  test('leaky queue: a departure due this millisecond with a fraction of one left still holds that fraction', () => {
+    const thirds = createLimiter({ algorithm: 'leaky-bucket', limit: 3, window: '1s' }).rules[0]!
+    const one = leakyQueue(undefined, 0, 1, thirds, true) // departs at 333 1/3
+    expect(one.delayMs).toBe(334)
+    expect(leakyQueue(one.state, 333, 1, thirds, false)).toMatchObject({ remaining: 2, resetMs: 1 })
+    expect(leakyQueue(one.state, 334, 1, thirds, false)).toMatchObject({ remaining: 3, resetMs: 0 })
   })
 })
