@@ -1,5 +1,5 @@
 import type { AlgorithmName, AlgorithmParams, StoreAlgorithmName } from './algorithms'
-import { ALGORITHM_NAMES } from './algorithms'
+import { ALGORITHM_NAMES, isBucket } from './algorithms'
 import { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod } from './calendar'
 import { checkObject, checkOneOf, checkWholeNumber } from './checks'
 import { parseDuration } from './duration'
@@ -80,7 +80,7 @@ export function compileRule(options: RuleFields, at: string, defaults: RuleDefau
     throw new InvalidOptionError(path('timeZone'), 'applies only to a rule with a `period` (a quota)')
   }
   const algorithm = checkOneOf(options.algorithm ?? defaults.algorithm, path('algorithm'), ALGORITHM_NAMES)
-  const bucket = algorithm === 'token-bucket' || algorithm === 'leaky-bucket'
+  const bucket = isBucket(algorithm)
   let windowMs: number
   let rateNumerator: number
   let rateDenominator: number

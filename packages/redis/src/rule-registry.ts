@@ -1,4 +1,4 @@
-import type { CompiledRule, Logger } from '@sluice/core/store'
+import { type CompiledRule, isBucket, type Logger } from '@sluice/core/store'
 import type { StoreClient } from './client'
 import { redisKeyPrefix } from './keys'
 import registrySource from './rule-registry.lua'
@@ -28,13 +28,8 @@ export function fingerprintOf(rule: CompiledRule): string {
   const parts = [`limit=${rule.limit}`]
   if (rule.calendar !== undefined) {
     parts.push(`period=${rule.calendar.period}`, `timeZone=${rule.calendar.timeZone}`)
-  } else if (
-    rule.algorithm === 'token-bucket' ||
-    rule.algorithm === 'leaky-bucket' ||
-    rule.algorithm === 'leaky-queue'
-  ) {
-    // A bucket's state counts in units of its rate's denominator: 10 per 1000 ms and 1 per 100 ms admit alike but
-    // read one stored state differently, so the fraction goes as the rule holds it.
+  } else if (isBucket(rule.algorithm)) {
+    // The rate's fraction as the rule holds it (see isBucket: it says how a stored state reads).
     parts.push(`rate=${rule.rateNumerator}/${rule.rateDenominator}ms`)
   } else {
     parts.push(`windowMs=${rule.windowMs}`)

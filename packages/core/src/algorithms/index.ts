@@ -14,7 +14,15 @@ export type { LeakyQueueState } from './leaky-queue'
 export type { SlidingLogState } from './sliding-log'
 export type { SlidingWindowState } from './sliding-window'
 export type { TokenBucketState } from './token-bucket'
-export type { Algorithm, AlgorithmName, AlgorithmParams, Refund, Step, StoreAlgorithmName } from './types'
+export {
+  type Algorithm,
+  type AlgorithmName,
+  type AlgorithmParams,
+  isBucket,
+  type Refund,
+  type Step,
+  type StoreAlgorithmName,
+} from './types'
 export type { WindowCount } from './window-count'
 export {
   calendarWindow,

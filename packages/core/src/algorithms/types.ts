@@ -18,6 +18,19 @@ export type AlgorithmName = 'fixed-window' | 'sliding-log' | 'sliding-window' | 
 export type StoreAlgorithmName = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
 /**
+ * Whether an algorithm is a bucket: it takes a `rate`, and its state counts in units of the rate's denominator (see
+ * {@link AlgorithmParams}), so two rates that admit alike (10 per 1000 ms, 1 per 100 ms) read one stored state
+ * differently.
+ *
+ * @example
+ * isBucket('leaky-queue') // true
+ * isBucket('sliding-window') // false
+ */
+export function isBucket(algorithm: StoreAlgorithmName): boolean {
+  return algorithm === 'token-bucket' || algorithm === 'leaky-bucket' || algorithm === 'leaky-queue'
+}
+
+/**
  * The parameters an algorithm reads: the part of a compiled rule that decides admissions.
  *
  * Buckets keep their state in integers: a token is `rateDenominator` units, and `rateNumerator` units flow per
