@@ -1,6 +1,6 @@
 import type { CalendarPeriod, Outcome } from '@sluice/core/store'
 import { CallExpired } from './deadlines'
-import { errorCode } from './errors'
+import { redisTimeOf } from './errors'
 import type { Mode, Plan } from './plan'
 import type { RedisClock } from './redis-clock'
 import { type Script, scriptForMask } from './script'
@@ -181,7 +181,7 @@ export class Batches {
     sent.then(
       (reply) => this.settle(pending, reply, sentAt),
       (error: unknown) => {
-        const lateAt = lateAtOf(error)
+        const lateAt = redisTimeOf(error, 'SLUICELATE')
         if (lateAt !== undefined && notAfter !== '') {
           // Nothing was charged. A reply back this soon means the clocks moved, not the call: once more, with no
           // deadline. Else Redis ran it past its deadline (it was held or redirected): it fails as a timeout would.
@@ -221,13 +221,6 @@ export class Batches {
       }
     }
   }
-}
-
-/** The Redis time of a 'SLUICELATE <ms>' error reply (see main.lua), or undefined for any other error. */
-function lateAtOf(error: unknown): number | undefined {
-  if (errorCode(error) !== 'SLUICELATE') return undefined
-  const ms = Number((error as Error).message.split(' ')[1])
-  return Number.isSafeInteger(ms) ? ms : undefined
 }
 
 const FIELDS_PER_RULE = 5

@@ -15,6 +15,9 @@ export class CallExpired extends Error {
   }
 }
 
+/** The stores' `timeout` when none is given, in ms. */
+export const DEFAULT_TIMEOUT_MS = 100
+
 /** No call waits longer than this many timeouts of this instance's idle time, however steadily Redis answers others. */
 export const BACKSTOP_TIMEOUTS = 30
 

@@ -41,6 +41,19 @@ export function errorCode(error: unknown): string {
 }
 
 /**
+ * The Redis time (ms) the script gave in an error `<code> <ms>` (main.lua's 'SLUICE_CLOCK' and 'SLUICELATE'), or
+ * undefined for any other error.
+ *
+ * @example
+ * redisTimeOf(new ReplyError('SLUICELATE 1700000000000'), 'SLUICELATE') // 1700000000000
+ */
+export function redisTimeOf(error: unknown, code: string): number | undefined {
+  if (!(error instanceof Error) || !error.message.startsWith(`${code} `)) return undefined
+  const ms = Number(error.message.slice(code.length + 1))
+  return Number.isSafeInteger(ms) ? ms : undefined
+}
+
+/**
  * How far the cause of a failed call reaches (see {@link Reach}).
  *
  * @example

@@ -11,7 +11,7 @@ import {
   type LeaseStore,
 } from '@sluice/core/store'
 import { type IoredisClient, type NodeRedisClient, type StoreClient, storeClientOf } from './client'
-import { BACKSTOP_TIMEOUTS, Deadlines } from './deadlines'
+import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS, Deadlines } from './deadlines'
 import { errorCode } from './errors'
 import { escapeKey, escapePrefix } from './keys'
 import leaseSource from './lease.lua'
@@ -79,7 +79,7 @@ export class RedisLeaseStore implements LeaseStore {
 
   constructor(options: RedisLeaseStoreOptions) {
     checkObject(options, 'options', 'with a client')
-    const { timeout = 100, onError = 'local', logger = console, clock } = options
+    const { timeout = DEFAULT_TIMEOUT_MS, onError = 'local', logger = console, clock } = options
     const client = storeClientOf(options.client)
     checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
     checkOneOf(onError, 'onError', POLICIES)

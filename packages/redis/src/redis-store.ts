@@ -16,7 +16,7 @@ import {
 import { RedisBinding, type RedisShared } from './binding'
 import { type IoredisClient, type NodeRedisClient, storeClientOf } from './client'
 import { warnAboutClientOptions } from './client-options'
-import { BACKSTOP_TIMEOUTS } from './deadlines'
+import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { KeyErrors } from './key-errors'
 import { Nodes } from './nodes'
 import { Rejections } from './rejections'
@@ -129,7 +129,7 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     checkObject(options, 'options', 'with a client')
     const {
-      timeout = 100,
+      timeout = DEFAULT_TIMEOUT_MS,
       onError = 'local',
       logger = console,
       clock,

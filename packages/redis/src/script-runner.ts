@@ -1,8 +1,8 @@
 import type { Outcome } from '@sluice/core/store'
 import { Batches } from './batch'
 import type { StoreClient } from './client'
-import { BACKSTOP_TIMEOUTS } from './deadlines'
-import { errorCode } from './errors'
+import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
+import { errorCode, redisTimeOf } from './errors'
 import { blockKeys, type Mode, type Plan } from './plan'
 import { RedisClock } from './redis-clock'
 import type { Script } from './script'
@@ -12,9 +12,6 @@ export { blockKeys, type Mode, type Plan, planFor } from './plan'
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
-
-// The store's default timeout, for a runner made without one (tests).
-const DEFAULT_TIMEOUT_MS = 100
 
 // The probe of a node that failed: a write, so that a node that reads but cannot write (OOM, READONLY, MISCONF) is
 // not taken for recovered, on a key of its own that expires at once, in the slot of the key that failed.
@@ -54,10 +51,10 @@ export class ScriptRunner {
     // The Redis clock is more than a period away from this instance's: ask again around the Redis time. A second
     // such answer (the Redis clock jumped by a period within one round trip) is an error, never a guess.
     return sent.catch((error: unknown) => {
-      const redisMs = redisClockOf(error)
+      const redisMs = redisTimeOf(error, 'SLUICE_CLOCK')
       if (redisMs === undefined) throw error
       return this.decide(plan, redisKeys, cost, mode, redisMs, replied).catch((again: unknown) => {
-        if (redisClockOf(again) === undefined) throw again
+        if (redisTimeOf(again, 'SLUICE_CLOCK') === undefined) throw again
         throw new Error(`sluice: the Redis clock moved by more than a calendar period during one call (${again})`)
       })
     })
@@ -98,11 +95,4 @@ export class ScriptRunner {
   probe(redisKey: string): Promise<unknown> {
     return this.client.eval(PROBE, 1, `sluice:probe:${redisKey.slice(redisKey.indexOf('{'))}`)
   }
-}
-
-/** The Redis time of a 'SLUICE_CLOCK <ms>' error reply (see main.lua), or undefined for any other error. */
-function redisClockOf(error: unknown): number | undefined {
-  if (!(error instanceof Error) || !error.message.startsWith('SLUICE_CLOCK ')) return undefined
-  const ms = Number(error.message.slice('SLUICE_CLOCK '.length))
-  return Number.isSafeInteger(ms) ? ms : undefined
 }
