@@ -12,15 +12,15 @@
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
 -- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
 -- never), delay_ms (Redis would truncate a fraction, so every number is a whole one); or one string when that request
--- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it); and last, the Redis
--- time the call ran at (the instance's view of the Redis clock, for the deadlines of its next calls).
--- Or, when Redis runs the call after its deadline (the instance gave up on it, and a client sent it again, or Redis
--- read it late), the error 'SLUICELATE <Redis time>': nothing is read or written.
+-- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it):
 -- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
 --   period); nothing is read or written, and the instance asks again with boundaries around that time.
 -- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
 --   its block key), found before anything is written: the key is left as it was found.
 -- - any other error a request met, as its message; the requests after it are still decided.
+-- And last, the Redis time the call ran at (the instance's view of the Redis clock, for the deadlines of its next
+-- calls). Or, when Redis runs the call after its deadline (the instance gave up on it, and a client sent it again, or
+-- Redis read it late), the error 'SLUICELATE <Redis time>' for the whole call: nothing is read or written.
 -- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
 
 local extra_ttl_ms = tonumber(ARGV[1])
