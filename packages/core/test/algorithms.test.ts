@@ -30,3 +30,10 @@ describe.each(CASES)('%s', (name, options) => {
     expect(refused.state).toBe(state)
   })
 })
+
+test("the calendar window given a rule without a period says that it needs one (a store's wiring mistake)", () => {
+  const params = paramsOf({ limit: 3, window: '1s' })
+  expect(() => algorithms['calendar-window'](undefined, T, 1, params, true)).toThrow(
+    "sluice: the 'calendar-window' algorithm needs a `period`",
+  )
+})
