@@ -534,17 +534,23 @@ describe('the worked quota: 500,000 a day at 10 requests a second', () => {
 describe('an engine whose en-US format() writes the date in another order', () => {
   // The wall clock is read from format() where it writes month/day/year as Node does, and from formatToParts()
   // otherwise. Here format() writes year-month-day, as another engine might.
-  afterEach(() => jest.restoreAllMocks())
+  const prototype = Intl.DateTimeFormat.prototype
+  const original = Object.getOwnPropertyDescriptor(prototype, 'format') as PropertyDescriptor
+  afterEach(() => Object.defineProperty(prototype, 'format', original))
 
   test('periods are still found from the parts, in a zone with daylight saving', () => {
-    const format = Object.getOwnPropertyDescriptor(Intl.DateTimeFormat.prototype, 'format')?.get as () => unknown
-    jest.spyOn(Intl.DateTimeFormat.prototype, 'format', 'get').mockImplementation(function (this: Intl.DateTimeFormat) {
-      const parts = this.formatToParts.bind(this)
-      const at = (t?: number | Date) => {
-        const field = Object.fromEntries(parts(t).map(({ type, value }) => [type, value]))
-        return `${field.year}-${field.month}-${field.day} ${field.hour}:${field.minute}:${field.second}`
-      }
-      return this.resolvedOptions().locale === 'en-US' ? at : format.call(this)
+    Object.defineProperty(prototype, 'format', {
+      configurable: true,
+      get(this: Intl.DateTimeFormat) {
+        if (this.resolvedOptions().locale !== 'en-US') return original.get?.call(this)
+        return (t?: number | Date) => {
+          const field = new Map(this.formatToParts(t).map(({ type, value }) => [type, value]))
+          const [y, mo, d, h, mi, s] = ['year', 'month', 'day', 'hour', 'minute', 'second'].map((type) =>
+            field.get(type as Intl.DateTimeFormatPartTypes),
+          )
+          return `${y}-${mo}-${d} ${h}:${mi}:${s}`
+        }
+      },
     })
     expect(new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', year: 'numeric' }).format(0)).toMatch(/^1970-/)
     const daily = compileCalendarPeriod({ period: 'day', timeZone: 'America/New_York' })
