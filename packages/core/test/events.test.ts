@@ -8,6 +8,7 @@ import {
   keyHash,
   type RuleOptions,
   type StoreEvent,
+  type StoreRequestFailedEvent,
 } from '../src/index'
 import {
   type BoundStore,
@@ -253,7 +254,7 @@ describe('storeLatencyMs: how long the store took to answer, or to fail', () => 
 
   test('a failure after 40 ms says 40', async () => {
     const limiter = createLimiter({ limit: 5, window: '1m', store: slowStore(40, new StoreUnavailableError('down')) })
-    const events = await collect<StoreEvent>('sluice:store', async () => {
+    const events = await collect<StoreRequestFailedEvent>('sluice:store', async () => {
       const decided = expect(limiter.consume('a')).rejects.toBeInstanceOf(StoreUnavailableError)
       await jest.advanceTimersByTimeAsync(40)
       await decided
