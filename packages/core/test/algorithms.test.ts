@@ -37,3 +37,18 @@ test("the calendar window given a rule without a period says that it needs one (
     "sluice: the 'calendar-window' algorithm needs a `period`",
   )
 })
+
+describe.each(CASES.filter(([name]) => name !== 'calendar-window'))('%s on a window of 1 ms', (name, options) => {
+  const step = algorithms[name]
+  const params = paramsOf({ ...options, window: 1 })
+
+  test('a new key is full and answers whole numbers of ms; so does a key just charged', () => {
+    const fresh = step(undefined, T, 1, params, false)
+    expect(fresh).toMatchObject({ allowed: true, remaining: 3 })
+    const charged = step(undefined, T, 3, params, true)
+    const later = [step(charged.state, T, 1, params, false), step(charged.state, T + 1, 1, params, false)]
+    for (const s of [fresh, charged, ...later]) {
+      expect([s.remaining, s.resetMs, s.retryAfterMs, s.delayMs].every(Number.isSafeInteger)).toBe(true)
+    }
+  })
+})
