@@ -40,7 +40,7 @@ test("the calendar window given a rule without a period says that it needs one (
 
 describe.each(CASES.filter(([name]) => name !== 'calendar-window'))('%s on a window of 1 ms', (name, options) => {
   const step = algorithms[name]
-  const params = paramsOf({ ...options, window: 1 })
+  const params = paramsOf({ ...options, window: 1 } as LimiterOptions)
 
   test('a new key is full and answers whole numbers of ms; so does a key just charged', () => {
     const fresh = step(undefined, T, 1, params, false)
