@@ -1,5 +1,6 @@
 // Blocks: a rule's `block` refuses a key that the rule rejected, for that long (a lockout after failed logins).
 import { createLimiter, type LimiterOptions, MemoryStore } from '@sluice/core'
+import { evaluateRules } from '@sluice/core/store'
 
 const MINUTE_MS = 60_000
 
@@ -119,4 +120,15 @@ test('a block is kept apart from the counts: a store full of blocks still evicts
   expect(store.size).toBe(50)
   // The last key is still blocked: its block and its count are among the 50 most recent.
   expect(await limiter.consume('k199')).toMatchObject({ allowed: false, retryAfterMs: 3_600_000 })
+})
+
+test('for a store that still holds a block at its end (its own expiry lags), the key is admitted from that instant', () => {
+  // evaluateRules decides for every store: a block ending at blockedUntil refuses until then, and no longer, whether
+  // or not the store has dropped it yet.
+  const rules = createLimiter(LOGIN).rules
+  const blockEnd = 1_750_000_900_000
+  const at = (now: number) => evaluateRules(rules, [undefined], now, 1, true, [blockEnd])[0]
+  expect(at(blockEnd - 1)).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 1 })
+  expect(at(blockEnd)).toMatchObject({ allowed: true, remaining: 4 })
+  expect(at(blockEnd + 1)).toMatchObject({ allowed: true, remaining: 4 })
 })

@@ -36,11 +36,21 @@ describe('options', () => {
     ['a missing period', {}, 'rules[1].period', /is required: 'day' or 'month'/],
     ['period week', { period: 'week' }, 'rules[1].period', /must be 'day' or 'month' \(got "week"\)/],
     ['period 86400', { period: 86_400 }, 'rules[1].period', /must be 'day' or 'month' \(got 86400\)/],
-    ['an unknown zone', { period: 'day', timeZone: 'Mars/Olympus' }, 'rules[1].timeZone', /not a time zone/],
+    [
+      'an unknown zone',
+      { period: 'day', timeZone: 'Mars/Olympus' },
+      'rules[1].timeZone',
+      /not a time zone this runtime knows \(got "Mars\/Olympus"\): use an IANA name such as 'Europe\/Berlin', 'America\/New_York' or 'UTC'$/,
+    ],
     ['an empty zone', { period: 'day', timeZone: '' }, 'rules[1].timeZone', /not a time zone this runtime knows/],
     ['a zone with a space', { period: 'day', timeZone: ' UTC' }, 'rules[1].timeZone', /not a time zone/],
     ['a numeric zone', { period: 'day', timeZone: 2 }, 'rules[1].timeZone', /IANA time zone name.*\(got 2\)/],
-    ['offset +02:00', { period: 'day', timeZone: '+02:00' }, 'rules[1].timeZone', /not a UTC offset.*Etc\/GMT-2/],
+    [
+      'offset +02:00',
+      { period: 'day', timeZone: '+02:00' },
+      'rules[1].timeZone',
+      /not a UTC offset \(got "\+02:00"\).*'Europe\/Berlin'.*'Etc\/GMT-2' for a fixed UTC\+02:00 \(the Etc sign is inverted\)$/,
+    ],
     ['offset -0530', { period: 'month', timeZone: '-0530' }, 'rules[1].timeZone', /not a UTC offset/],
     ['offset UTC+2', { period: 'day', timeZone: 'UTC+2' }, 'rules[1].timeZone', /not a UTC offset/],
     ['offset GMT-03:00', { period: 'day', timeZone: 'GMT-03:00' }, 'rules[1].timeZone', /not a UTC offset/],
@@ -422,6 +432,20 @@ describe('the cached period', () => {
     expect(monthly.at(ms('2025-02-14T00:00:00Z'))).toEqual(february)
   })
 
+  test('two callers whose clocks straddle a boundary keep getting the same object for their period', () => {
+    const daily = compileCalendarPeriod({ period: 'day', timeZone: 'Europe/Berlin' })
+    const todayStart = ms('2025-03-29T23:00:00Z')
+    const behind = daily.at(todayStart)
+    const ahead = daily.at(ms('2025-03-30T22:00:00Z'))
+    const bounds = daily.boundariesAround(todayStart)
+    for (let i = 0; i < 3; i++) {
+      expect(daily.at(todayStart)).toBe(behind)
+      expect(daily.at(ms('2025-03-30T22:00:00Z'))).toBe(ahead)
+    }
+    expect(daily.boundariesAround(todayStart)).toBe(bounds)
+    expect(behind).toEqual({ startMs: todayStart, endMs: ms('2025-03-30T22:00:00Z') })
+  })
+
   test('two callers whose clocks straddle a boundary each get their own period', () => {
     const daily = compileCalendarPeriod({ period: 'day' })
     const midnight = ms('2025-06-16T00:00:00Z')
@@ -505,4 +529,34 @@ describe('the worked quota: 500,000 a day at 10 requests a second', () => {
       expect(consume(nextMidnight)).toEqual({ allowed: true, remaining: LIMIT - 1, retryAfterMs: 0 })
     },
   )
+})
+
+describe('an engine whose en-US format() writes the date in another order', () => {
+  // The wall clock is read from format() where it writes month/day/year as Node does, and from formatToParts()
+  // otherwise. Here format() writes year-month-day, as another engine might.
+  const prototype = Intl.DateTimeFormat.prototype
+  const original = Object.getOwnPropertyDescriptor(prototype, 'format') as PropertyDescriptor
+  afterEach(() => Object.defineProperty(prototype, 'format', original))
+
+  test('periods are still found from the parts, in a zone with daylight saving', () => {
+    Object.defineProperty(prototype, 'format', {
+      configurable: true,
+      get(this: Intl.DateTimeFormat) {
+        if (this.resolvedOptions().locale !== 'en-US') return original.get?.call(this)
+        return (t?: number | Date) => {
+          const field = new Map(this.formatToParts(t).map(({ type, value }) => [type, value]))
+          const [y, mo, d, h, mi, s] = ['year', 'month', 'day', 'hour', 'minute', 'second'].map((type) =>
+            field.get(type as Intl.DateTimeFormatPartTypes),
+          )
+          return `${y}-${mo}-${d} ${h}:${mi}:${s}`
+        }
+      },
+    })
+    expect(new Intl.DateTimeFormat('en-US', { timeZone: 'UTC', year: 'numeric' }).format(0)).toMatch(/^1970-/)
+    const daily = compileCalendarPeriod({ period: 'day', timeZone: 'America/New_York' })
+    expect(daily.at(ms('2025-11-02T12:00:00Z'))).toEqual({
+      startMs: ms('2025-11-02T04:00:00Z'),
+      endMs: ms('2025-11-03T05:00:00Z'),
+    })
+  })
 })

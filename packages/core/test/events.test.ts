@@ -8,6 +8,7 @@ import {
   keyHash,
   type RuleOptions,
   type StoreEvent,
+  type StoreRequestFailedEvent,
 } from '../src/index'
 import {
   type BoundStore,
@@ -213,4 +214,59 @@ test("a request the store cannot decide publishes 'key-error' or 'unavailable' o
   expect(events[0]).not.toHaveProperty('key')
   expect(events[0]).toHaveProperty('error', expect.any(StoreKeyError))
   expect(events[1]).toMatchObject({ type: 'unavailable', prefix: 'sluice', rule: 'user', key: 'u:2' })
+})
+
+describe('storeLatencyMs: how long the store took to answer, or to fail', () => {
+  beforeEach(() => {
+    jest.useFakeTimers({ now: 1_750_000_000_000 })
+    jest.advanceTimersByTime(1000) // performance.now() reads 1000, as in a process that has run a while
+  })
+  afterEach(() => jest.useRealTimers())
+
+  /** A memory store that answers `delayMs` late, or fails then with `error`. */
+  function slowStore(delayMs: number, error?: Error): Store {
+    const inner = new MemoryStore()
+    return {
+      bind(rules) {
+        const bound = inner.bind(rules)
+        return {
+          ...bound,
+          rules,
+          apply: async (keys, cost, charge) => {
+            await new Promise((resolve) => setTimeout(resolve, delayMs))
+            if (error !== undefined) throw error
+            return bound.apply(keys, cost, charge)
+          },
+        }
+      },
+    }
+  }
+
+  test('a decision that took the store 25 ms says 25', async () => {
+    const limiter = createLimiter({ limit: 5, window: '1m', store: slowStore(25) })
+    const events = await collect<DecisionEvent>('sluice:decision', async () => {
+      const decided = limiter.consume('a')
+      await jest.advanceTimersByTimeAsync(25)
+      await decided
+    })
+    expect(events.map((e) => e.storeLatencyMs)).toEqual([25])
+  })
+
+  test('a failure after 40 ms says 40', async () => {
+    const limiter = createLimiter({ limit: 5, window: '1m', store: slowStore(40, new StoreUnavailableError('down')) })
+    const events = await collect<StoreRequestFailedEvent>('sluice:store', async () => {
+      const decided = expect(limiter.consume('a')).rejects.toBeInstanceOf(StoreUnavailableError)
+      await jest.advanceTimersByTimeAsync(40)
+      await decided
+    })
+    expect(events.map((e) => [e.type, e.storeLatencyMs])).toEqual([['unavailable', 40]])
+  })
+})
+
+test('a subscriber of sluice:store alone gets no decision message built for nobody', async () => {
+  const { store, reads } = watchedStore()
+  const limiter = createLimiter({ limit: 5, window: '1m', store })
+  const events = await collect<StoreEvent>('sluice:store', () => limiter.consume('a'))
+  expect(events).toEqual([])
+  expect(reads()).toBe(0)
 })
