@@ -35,7 +35,7 @@ test('empty, blank and overlong texts are no address', () => {
   expect(read(longest.replace('%', '%z')).kind).toBe(NOT_AN_ADDRESS)
 })
 
-test('ports: 1 to 5 digits up to 65535, after an IPv4 address or a bracketed IPv6 one', () => {
+test('ports: 1 to 5 digits (no sign, no dot, leading zeros counted) up to 65535, after an IPv4 address or a bracketed IPv6 one', () => {
   for (const text of ['1.2.3.4:0', '1.2.3.4:65535', '[::1]:443', '[::1]:65535'])
     expect(read(text).kind).not.toBe(NOT_AN_ADDRESS)
   expectNoAddress([
@@ -43,6 +43,10 @@ test('ports: 1 to 5 digits up to 65535, after an IPv4 address or a bracketed IPv
     '1.2.3.4:65536',
     '1.2.3.4:123456',
     '1.2.3.4:8a',
+    '1.2.3.4:-1',
+    '1.2.3.4:+80',
+    '1.2.3.4:8.0',
+    '1.2.3.4:000080',
     '[::1]:',
     '[::1]:65536',
     '[::1]x',
@@ -54,6 +58,8 @@ test('dotted quads are strict', () => {
   expect(v4('0.0.0.0')).toBe(0)
   expect(v4('255.255.255.255')).toBe(0xffffffff)
   expectNoAddress(['1.2.3', '1.2.3.4.5', '256.1.1.1', '01.2.3.4', '1.2.3.04', '1.2.3.1234', '1.2..4', '1.2.3.4.'])
+  // Digits and dots only: no other separator, no letter.
+  expectNoAddress(['1,2,3,4', '1-2-3-4', '1.2 3.4', '1x2.3.4', 'a.2.3.4', '1.2.3.4a', '1.2.3.a4', '::ffff:1.2.3.4a'])
 })
 
 test('IPv6 in every spelling of one address reads alike', () => {
@@ -81,7 +87,7 @@ test('a zone index is dropped, and must name something', () => {
   expect(read('[fe80::1%eth0]:80').kind).toBe(IPV6)
 })
 
-test('malformed IPv6 is no address', () => {
+test('malformed IPv6 is no address: one leading or trailing colon, three colons, a character that is not hex', () => {
   expectNoAddress([
     '1::2::3',
     '12345::1',
@@ -95,6 +101,17 @@ test('malformed IPv6 is no address', () => {
     '1:2:3:4:5:6:7:1.2.3.4',
     '::1.2.3',
     ':',
+    ':12:3:4:5:6:7:8',
+    '1:::2',
+    ':::',
+    '::::',
+    '::1:',
+    '1:2:3:4:5:6:7:8:',
+    '::@',
+    '::`',
+    '2001:db8::1@',
+    '1g2::',
+    '2001:db8::1 2',
   ])
 })
 
@@ -103,7 +120,13 @@ test('IPv4-mapped in any spelling is read as IPv4; the neighbours of ::ffff:0:0/
   expect(v4('::ffff:1.2.3.4')).toBe(0x01020304)
   expect(v4('::FFFF:102:304')).toBe(0x01020304)
   expect(v4('0:0:0:0:0:ffff:0102:0304')).toBe(0x01020304)
-  for (const text of ['1::ffff:1.2.3.4', '0:1::ffff:102:304', '::1:ffff:102:304', '::fffe:102:304']) {
+  for (const text of [
+    '1::ffff:1.2.3.4',
+    '0:1::ffff:102:304',
+    '::1:ffff:102:304',
+    '::1:0:ffff:102:304',
+    '::fffe:102:304',
+  ]) {
     expect([text, read(text).kind, read(text).mapped]).toEqual([text, IPV6, false])
   }
 })

@@ -49,6 +49,33 @@ describe('compileAddressList', () => {
     expect(compileAddressList(['2001:db8::/32'], 'denyList').includes('1.2.3.4')).toBe(false)
   })
 
+  it('matches an IPv4 address written mapped in the list, down to the first and last IPv4 address', () => {
+    const edges = compileAddressList(['::ffff:0.0.0.0', '::ffff:255.255.255.255'], 'denyList')
+    for (const client of ['0.0.0.0', '255.255.255.255', '::ffff:0:0', '[::ffff:255.255.255.255]:80']) {
+      expect([client, edges.includes(client)]).toEqual([client, true])
+    }
+    for (const client of ['0.0.0.1', '255.255.255.254', '::fffe:ffff:ffff', '::1:0:0:0']) {
+      expect([client, edges.includes(client)]).toEqual([client, false])
+    }
+  })
+
+  it('matches IPv6 blocks below ::ffff:0:0 (loopback, IPv4-compatible ::/96) as IPv6 only, never as IPv4 clients', () => {
+    const loopback = compileAddressList(['127.0.0.1', '::1'], 'allowList')
+    for (const inside of ['::1', '[::1]:443', '0:0:0:0:0:0:0:1', '127.0.0.1', '::ffff:127.0.0.1']) {
+      expect([inside, loopback.includes(inside)]).toEqual([inside, true])
+    }
+    for (const outside of ['0.0.0.0', '0.0.0.1', '::', '::2', '127.0.0.2']) {
+      expect([outside, loopback.includes(outside)]).toEqual([outside, false])
+    }
+    // ::1.2.3.4 is the deprecated IPv4-compatible spelling: an IPv6 address, not the IPv4 client 1.2.3.4.
+    const compatible = compileAddressList(['::/96'], 'denyList')
+    expect(compatible.includes('::1.2.3.4')).toBe(true)
+    expect(compatible.includes('::1')).toBe(true)
+    for (const client of ['0.0.0.0', '1.2.3.4', '255.255.255.255', '::ffff:1.2.3.4']) {
+      expect([client, compatible.includes(client)]).toEqual([client, false])
+    }
+  })
+
   it('matches nothing that is not an address, and never throws', () => {
     const list = compileAddressList(['0.0.0.0/0', '::/0'], 'allowList')
     for (const text of [undefined, '', 'unknown', '1.2.3.4:99999', '01.2.3.4', '[1.2.3.4]']) {

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
-import { ipKeyFor } from '../src/http/ip'
+import { InvalidOptionError } from '../src/errors'
+import { checkIpv6Subnet, ipKeyFor } from '../src/http/ip'
 import { createHttpPolicy, ipKey } from '../src/internal-index'
 
 describe('ipKey', () => {
@@ -179,8 +180,35 @@ describe('ipKey', () => {
     expect(keyOf('_hidden')).toBe('_hidden')
     expect(keyOf('_other')).toBe('_other')
     expect(warnings).toEqual([expect.stringContaining('"_hidden" is not an IP address')])
+    expect(warnings[0]).toContain('X-Forwarded-For')
     keyOf(undefined)
     expect(warnings).toHaveLength(2)
+  })
+
+  it('warns about a request without an address even right after one with an address', () => {
+    const warnings: string[] = []
+    const keyOf = ipKeyFor(64, { warn: (message) => warnings.push(message) })
+    expect([keyOf('192.0.2.7'), keyOf(undefined)]).toEqual(['192.0.2.7', 'unknown'])
+    expect(warnings).toEqual([expect.stringContaining('without a client address')])
+  })
+
+  it('warns that the text "unknown" (what a proxy sends for a hidden client, RFC 7239 s6.2) is not an IP address', () => {
+    const warnings: string[] = []
+    const keyOf = ipKeyFor(64, { warn: (message) => warnings.push(message) })
+    expect(keyOf('unknown')).toBe('unknown')
+    expect(warnings).toEqual([expect.stringContaining('"unknown" is not an IP address')])
+  })
+
+  it('keys an address next to ::ffff:0:0/96 as IPv6, not as the IPv4 address written in it', () => {
+    expect(ipKey('::fffe:1.2.3.4', false)).toBe('::fffe:102:304/128')
+    expect(ipKey('::fffe:1.2.3.4')).toBe('::/64')
+    expect(ipKey('1::ffff:1.2.3.4', false)).toBe('1::ffff:102:304/128')
+  })
+
+  it('writes the first of two equally long runs of zeros as :: (RFC 5952 s4.2.3)', () => {
+    expect(ipKey('0:0:1:2:3:4:0:0', false)).toBe('::1:2:3:4:0:0/128')
+    expect(ipKey('1:0:0:2:3:4:0:0', false)).toBe('1::2:3:4:0:0/128')
+    expect(ipKey('1:2:0:0:3:4:0:0', false)).toBe('1:2::3:4:0:0/128')
   })
 })
 
@@ -283,6 +311,27 @@ describe('ipKey, property: every spelling of one address gives one key, distinct
       }),
     )
   })
+})
+
+describe('checkIpv6Subnet', () => {
+  it.each([
+    [undefined, 64],
+    [false, false],
+    [1, 1],
+    [64, 64],
+    [128, 128],
+  ])('accepts %p as %p', (value, expected) => {
+    expect(checkIpv6Subnet(value)).toBe(expected)
+  })
+
+  it.each([0, 129, -64, 64.5, Number.NaN, Number.POSITIVE_INFINITY, '64', true, null])(
+    'refuses %p, naming the option',
+    (value) => {
+      const check = () => checkIpv6Subnet(value, 'rules[1].ipv6Subnet')
+      expect(check).toThrow(InvalidOptionError)
+      expect(check).toThrow('option "rules[1].ipv6Subnet" must be a prefix length from 1 to 128, or false (got ')
+    },
+  )
 })
 
 describe('the default key of a limiter', () => {

@@ -47,9 +47,10 @@ export function parseAddress(text: string, into: ParsedAddress): AddressKind {
   into.decorated = start !== 0 || end !== text.length
   const words = into.words
 
+  // Only spaces and tabs lie past `end`, so a ']' or ':' found from `start` on is in the address text.
   if (text.charCodeAt(start) === BRACKET_OPEN) {
     const close = text.indexOf(']', start)
-    if (close === -1 || close >= end) return NOT_AN_ADDRESS
+    if (close === -1) return NOT_AN_ADDRESS
     if (close + 1 < end && !(text.charCodeAt(close + 1) === COLON && isPort(text, close + 2, end))) {
       return NOT_AN_ADDRESS
     }
@@ -58,13 +59,13 @@ export function parseAddress(text: string, into: ParsedAddress): AddressKind {
   }
 
   const colon = text.indexOf(':', start)
-  if (colon === -1 || colon >= end) {
+  if (colon === -1) {
     if (!parseIPv4(text, start, end, words, 0)) return NOT_AN_ADDRESS
     into.kind = IPV4
     return IPV4
   }
   const second = text.indexOf(':', colon + 1)
-  if (second === -1 || second >= end) {
+  if (second === -1) {
     // One colon: an IPv4 address and its port (every IPv6 address has at least two colons).
     if (!parseIPv4(text, start, colon, words, 0) || !isPort(text, colon + 1, end)) return NOT_AN_ADDRESS
     into.decorated = true
@@ -139,8 +140,9 @@ function hexDigit(code: number): number {
 
 /** An IPv6 address filling [from, to), without brackets; a zone index is dropped. */
 function parseIPv6(text: string, from: number, to: number, into: ParsedAddress): AddressKind {
+  // Past `to` there is at most ']:' and a port (see parseAddress), so a '%' found is the zone's.
   const percent = text.indexOf('%', from)
-  if (percent !== -1 && percent < to) {
+  if (percent !== -1) {
     if (percent === to - 1) return NOT_AN_ADDRESS
     into.decorated = true
     to = percent

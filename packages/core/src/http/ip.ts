@@ -70,7 +70,7 @@ export function ipKeyFor(ipv6Subnet: number | false, logger: AddressWarnings): (
     const key = ipKey(address, ipv6Subnet)
     // ipKey leaves in `parsed.kind` what it found, so the common case costs no second look at the address.
     if (address !== undefined && parsed.kind !== NOT_AN_ADDRESS) return key
-    if (key === UNKNOWN && (address === undefined || address.trim() === '')) {
+    if (address === undefined || address.trim() === '') {
       if (warnedMissing) return key
       warnedMissing = true
       logger.warn(
