@@ -39,9 +39,13 @@ describe('the decision of stacked rules is the binding rule’s', () => {
   })
 
   test("a single rule's decision is its own, with no list of rules", async () => {
-    const decision = await createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1m' }).consume('k')
-    expect(decision).toMatchObject({ allowed: true, rule: 'default', remaining: 4 })
-    expect(decision.rules).toBeUndefined()
+    const plain = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1m' })
+    const blocking = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1m', block: '1m' })
+    for (const limiter of [plain, blocking]) {
+      const decision = await limiter.consume('k')
+      expect(decision).toMatchObject({ allowed: true, rule: 'default', remaining: 4 })
+      expect(decision.rules).toBeUndefined()
+    }
   })
 
   test('a cost too big for one rule names that rule even when another has fewer remaining', async () => {

@@ -230,6 +230,9 @@ describe('the store and the logger a limiter is given', () => {
       // The same name on the same store: the rule's key space and its queue's are both shared.
       const second = createLimiter({ algorithm: 'leaky-bucket', limit: 5, window: '1s', store, logger })
       expect(warnings).toHaveLength(2)
+      // A plan counts in its limiter's own key spaces: nothing to warn of.
+      const solo = createLimiter({ limit: 5, window: '1s', store: new MemoryStore(), logger })
+      solo.withLimits({ limit: 50 })
       second.withLimits({ limit: 50 })
       expect(warnings).toHaveLength(2)
       expect(warn).not.toHaveBeenCalled()
