@@ -95,7 +95,8 @@ describe('withLimits refuses limits of the wrong shape with a TypeError that say
     [[undefined, 7], 'sluice: the limits of rule "hour" must be an object (got 7)'],
     [[{ limit: 0 }, undefined], 'sluice: option "rules[0].limit" must be a positive whole number (got 0)'],
     [[undefined, { limit: 2.5 }], 'sluice: option "rules[1].limit" must be a positive whole number (got 2.5)'],
-    [[undefined, { limit: '9' }], 'sluice: option "rules[1].limit" must be a positive whole number (got "9")'],
+    // A string that reads as the rule's own limit is refused too, not taken for the limiter itself.
+    [[undefined, { limit: '50' }], 'sluice: option "rules[1].limit" must be a positive whole number (got "50")'],
   ])('a rule of a stack: %o', (limits, message) => {
     expect(typeErrorOf(() => stacked().withLimits(limits as never))).toBe(message)
   })
