@@ -211,6 +211,31 @@ describe('MemoryStore keys longer than MAX_KEPT_KEY_LENGTH', () => {
 })
 
 describe('MemoryStore memory: what it holds and for how long', () => {
+  test('a rule without `block` is never refused by a block another limiter recorded under the same name', async () => {
+    const { store } = storeAt(0)
+    const login = createLimiter({
+      algorithm: 'fixed-window',
+      name: 'login',
+      limit: 1,
+      window: '1m',
+      block: '1h',
+      store,
+    })
+    const api = createLimiter({
+      algorithm: 'sliding-log',
+      rules: [
+        { name: 'login', limit: 5, window: '1m' },
+        { name: 'tenant', limit: 100, window: '1h', block: '1h' },
+      ],
+      store,
+    })
+    for (const key of ['k', 'k'.repeat(300)]) {
+      await login.consume(key)
+      expect((await login.consume(key)).retryAfterMs).toBe(3_600_000) // blocked for an hour
+      expect(await api.consume([key, key])).toMatchObject({ allowed: true, rule: 'login', remaining: 4 })
+    }
+  })
+
   test.each([
     ['a single rule', [{ name: 'minute', limit: 5, window: '1m' }], ['a'], ['b'], ['c'], ['d']],
     [
