@@ -121,8 +121,9 @@ export class KeyTables {
     }
   }
 
+  /** Drops an entry read from its table in the same step (every caller's is), or nothing for undefined. */
   remove(entry: Entry | undefined): void {
-    if (entry === undefined || entry.table.get(entry.key) !== entry) return
+    if (entry === undefined) return
     entry.table.delete(entry.key)
     this.count--
     this.unlink(entry)

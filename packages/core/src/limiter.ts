@@ -210,7 +210,8 @@ class RuleLimiter implements Limiter {
     signal?.throwIfAborted()
     const decision = await this.enqueue(key, cost)
     if (!decision.allowed) throw new RateLimitError(decision)
-    if (decision.delayMs > 0) await sleep(decision.delayMs, signal)
+    // Every admitted place in the queue departs at least 1 ms on: there is always a wait.
+    await sleep(decision.delayMs, signal)
     return decision
   }
 

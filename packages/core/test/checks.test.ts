@@ -7,6 +7,7 @@ import {
   InvalidOptionError,
   isCost,
 } from '@sluice/core/store'
+import { checkDuration, checkOptionNames } from '../src/checks'
 
 /** The error a check throws: always an InvalidOptionError naming the option, in one message style. */
 function thrown(check: () => unknown): InvalidOptionError {
@@ -54,4 +55,38 @@ test('what passes comes back as it is; an optional function may be left out', ()
   expect(checkLogger(console)).toBe(console)
   expect(checkLogger({ warn() {}, error() {} })).toBeDefined()
   expect(thrown(() => checkLogger({ warn() {}, error() {}, info: 'yes' })).option).toBe('logger')
+})
+
+test('options that are not an object are refused, whatever else they are', () => {
+  for (const [value, got] of [
+    [5, '5'],
+    ['fast', '"fast"'],
+    [true, 'true'],
+    [[1], 'an array'],
+    [undefined, 'undefined'],
+  ] as const) {
+    expect(thrown(() => checkObject(value, 'options')).message).toBe(
+      `sluice: option "options" must be an object (got ${got})`,
+    )
+  }
+})
+
+test('a duration option: its fallback when absent, "is required" when it has none', () => {
+  expect(checkDuration(undefined, 'maxWait', '1s')).toBe(1000)
+  expect(checkDuration('2m', 'maxWait')).toBe(120_000)
+  expect(thrown(() => checkDuration(undefined, 'maxWait')).message).toBe('sluice: option "maxWait" is required')
+})
+
+test("an unknown option is refused by name, pointing to ours when it is another library's name", () => {
+  const known = ['limit', 'key']
+  expect(() => checkOptionNames({ limit: 1, key: 'ip' }, known, 'concurrencyLimit')).not.toThrow()
+  expect(thrown(() => checkOptionNames({ max: 5 }, known, 'concurrencyLimit', { max: 'limit' })).message).toBe(
+    'sluice: option "max" is not an option of concurrencyLimit (use `limit`)',
+  )
+  expect(thrown(() => checkOptionNames({ maxInflight: 5 }, known, 'concurrencyLimit', { max: 'limit' })).message).toBe(
+    'sluice: option "maxInflight" is not an option of concurrencyLimit',
+  )
+  expect(thrown(() => checkOptionNames({ window: 5 }, known, 'the adaptive limit', {}, 'adaptive.')).option).toBe(
+    'adaptive.window',
+  )
 })

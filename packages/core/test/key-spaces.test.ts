@@ -29,5 +29,7 @@ describe('key spaces on one store', () => {
     expect((await second.peek('k')).remaining).toBe(3)
     expect(logger.warnings).toHaveLength(1)
     expect(logger.warnings[0]).toContain('"sluice:default"')
+    // ...and what to do about it.
+    expect(logger.warnings[0]).toContain('Give each its own `name` or `prefix`, or use one limiter in both places.')
   })
 })

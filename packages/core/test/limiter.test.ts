@@ -208,3 +208,36 @@ describe('errors', () => {
     ])
   })
 })
+
+describe('the store and the logger a limiter is given', () => {
+  test.each([
+    ['a function', () => ({})],
+    ['a string', 'redis://127.0.0.1'],
+    ['an object without bind()', { get() {} }],
+  ])('a store that is %s is refused, naming `store`', (_, store) => {
+    expect(() => createLimiter({ limit: 1, window: '1s', store: store as never })).toThrow(
+      /^sluice: option "store" must be a Store, with bind\(\)/,
+    )
+  })
+
+  test("warnings about shared counts go to the limiter's logger, for its queue too, and a plan warns of nothing", () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => {})
+    try {
+      const store = new MemoryStore()
+      const warnings: string[] = []
+      const logger = { warn: (m: string) => warnings.push(m), error() {} }
+      createLimiter({ algorithm: 'leaky-bucket', limit: 5, window: '1s', store, logger })
+      // The same name on the same store: the rule's key space and its queue's are both shared.
+      const second = createLimiter({ algorithm: 'leaky-bucket', limit: 5, window: '1s', store, logger })
+      expect(warnings).toHaveLength(2)
+      // A plan counts in its limiter's own key spaces: nothing to warn of.
+      const solo = createLimiter({ limit: 5, window: '1s', store: new MemoryStore(), logger })
+      solo.withLimits({ limit: 50 })
+      second.withLimits({ limit: 50 })
+      expect(warnings).toHaveLength(2)
+      expect(warn).not.toHaveBeenCalled()
+    } finally {
+      warn.mockRestore()
+    }
+  })
+})
