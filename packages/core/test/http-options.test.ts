@@ -61,7 +61,7 @@ describe('rateLimit options are refused by name', () => {
 
 describe("a key function's wrong answer names the option it came from", () => {
   const send = (options: object) =>
-    createHttpPolicy<Req, Res>({ logger: QUIET, ...options }, adapter).handle(
+    createHttpPolicy<Req, Res>({ logger: QUIET, ...options } as never, adapter).handle(
       { user: 7 },
       { raw: new EventEmitter() },
       facts,
