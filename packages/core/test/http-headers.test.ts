@@ -196,3 +196,92 @@ describe('headerWriter', () => {
     expect(field(write(decision({ rule: 'user', limit: 10 }), NOW), 'RateLimit-Policy')).toBe('"user";q=10;w=60')
   })
 })
+
+describe('stacked rules in the drafts and legacy modes', () => {
+  const burst = decision({ rule: 'burst', limit: 10, windowMs: 10_000, remaining: 3, resetMs: 4_000 })
+  const day = decision({ rule: 'day', limit: 500_000, windowMs: 86_400_000, remaining: 400_000, resetMs: 50_000_000 })
+  const stacked = (binding: Decision, rules: Decision[]): Decision => ({ ...binding, rules })
+
+  it.each(['draft-7', 'draft-6'] as const)(
+    "'%s': RateLimit-Policy lists every rule's limit and window in rule order",
+    (mode) => {
+      const list = rateLimitHeaders(stacked(burst, [burst, day]), [mode], NOW)
+      expect(field(list, 'RateLimit-Policy')).toBe('10;w=10, 500000;w=86400')
+      expect(parseList(field(list, 'RateLimit-Policy'))).toEqual([
+        [10, new Map([['w', 10]])],
+        [500_000, new Map([['w', 86_400]])],
+      ])
+    },
+  )
+
+  it('the single-policy fields show the binding rule', () => {
+    const headers = asObject(rateLimitHeaders(stacked(burst, [day, burst]), ['draft-7', 'legacy'], NOW))
+    expect(headers).toEqual({
+      'RateLimit-Policy': '500000;w=86400, 10;w=10',
+      RateLimit: 'limit=10, remaining=3, reset=4',
+      'X-RateLimit-Limit': '10',
+      'X-RateLimit-Remaining': '3',
+      'X-RateLimit-Reset': '1767225614',
+    })
+  })
+
+  it('rules that share a limit are listed once, with the window of the binding one (or else the first)', () => {
+    const minute = decision({ rule: 'minute', limit: 10, windowMs: 60_000, remaining: 0, resetMs: 30_000 })
+    const policyOf = (d: Decision) => field(rateLimitHeaders(d, ['draft-6'], NOW), 'RateLimit-Policy')
+    expect(policyOf(stacked(minute, [burst, minute, day]))).toBe('10;w=60, 500000;w=86400')
+    expect(policyOf(stacked(day, [burst, minute, day]))).toBe('10;w=10, 500000;w=86400')
+  })
+
+  it('a decision of one rule listed in rules reads as a single rule', () => {
+    expect(field(rateLimitHeaders(stacked(burst, [burst]), ['draft-7'], NOW), 'RateLimit-Policy')).toBe('10;w=10')
+  })
+})
+
+describe('headerModes refuses what is not a mode', () => {
+  it.each<[string, unknown]>([
+    ['a mode inside a nested array', [['ietf']]],
+    ['an object whose text is a mode', { toString: () => 'legacy' }],
+    ['a number', 7],
+  ])('%s', (_, value) => {
+    expect(() => headerModes(value)).toThrow(InvalidOptionError)
+    expect(() => headerModes(value)).toThrow(`option "headers" must be 'ietf', 'draft-7', 'draft-6', 'legacy'`)
+  })
+})
+
+describe('headerWriter keeps each rule its own numbers from one request to the next', () => {
+  const stacked = (rules: Decision[]): Decision => ({ ...(rules[0] as Decision), rules })
+  const user = decision({ rule: 'user', limit: 10 })
+  const tenant = decision({ rule: 'tenant', limit: 1000 })
+
+  test('two rules with the same limit and window keep their own names', () => {
+    const write = headerWriter(['ietf'])
+    const ip = decision({ rule: 'ip', limit: 10 })
+    for (let i = 0; i < 2; i++) {
+      expect(asObject(write(stacked([user, ip]), NOW))).toEqual({
+        'RateLimit-Policy': '"user";q=10;w=60, "ip";q=10;w=60',
+        RateLimit: '"user";r=42;t=18, "ip";r=42;t=18',
+      })
+    }
+  })
+
+  test('a rule whose window alone changes gets its new window', () => {
+    const write = headerWriter(['ietf'])
+    expect(field(write(decision(), NOW), 'RateLimit-Policy')).toBe('"default";q=100;w=60')
+    expect(field(write(decision({ windowMs: 3_600_000 }), NOW), 'RateLimit-Policy')).toBe('"default";q=100;w=3600')
+    const stackedHour = write(stacked([user, { ...tenant, windowMs: 3_600_000 }]), NOW)
+    expect(field(stackedHour, 'RateLimit-Policy')).toBe('"user";q=10;w=60, "tenant";q=1000;w=3600')
+  })
+
+  test('the policy list follows when every member changes, or the rules are fewer', () => {
+    const write = headerWriter(['ietf'])
+    expect(field(write(stacked([user, tenant]), NOW), 'RateLimit-Policy')).toBe(
+      '"user";q=10;w=60, "tenant";q=1000;w=60',
+    )
+    const both = stacked([
+      { ...user, limit: 20 },
+      { ...tenant, limit: 2000 },
+    ])
+    expect(field(write(both, NOW), 'RateLimit-Policy')).toBe('"user";q=20;w=60, "tenant";q=2000;w=60')
+    expect(field(write(stacked([{ ...user, limit: 20 }]), NOW), 'RateLimit-Policy')).toBe('"user";q=20;w=60')
+  })
+})

@@ -77,7 +77,12 @@ describe('limit and window functions', () => {
   test('peek(key) with a limit function asks for the request instead; peek(req) uses its plan', async () => {
     const { send, handle } = setup({ window: '1m', limit: (r) => (r.headers['x-plan'] === 'pro' ? 100 : 10) })
     await send(req({ 'x-plan': 'pro' }))
-    await expect(handle.peek('192.0.2.1')).rejects.toThrow(/give the request, peek\(req\)/)
+    await expect(handle.peek('192.0.2.1')).rejects.toThrow(
+      new TypeError(
+        'sluice: peek(key) cannot tell which limits apply, since `limit` or `window` is a function of the request: ' +
+          'give the request, peek(req)',
+      ),
+    )
     expect(await handle.peek(req({ 'x-plan': 'pro' }))).toMatchObject({ limit: 100, remaining: 99 })
     expect(await handle.peek(req({ 'x-plan': 'free' }))).toMatchObject({ limit: 10, remaining: 9 })
     // The limiter shows the placeholder its functions stand in for.
@@ -141,4 +146,51 @@ test('reset(key) lifts a block and forgets the count; keyOf gives one key per ru
   expect(await handle.keyOf(alice)).toEqual(['user:alice', '192.0.2.1'])
   await handle.reset(await handle.keyOf(alice))
   expect(await send(alice)).toMatchObject({ action: 'pass' })
+})
+
+describe('each rule gets what its own functions say, and keeps its static limit or window', () => {
+  test.each<[string, HttpLimitOptions<Req, Res>, [number, number][]]>([
+    ['a window function beside a static limit', { limit: 7, window: () => '1h' as const }, [[7, 3_600_000]]],
+    ['a limit function beside a static window', { limit: () => 20, window: '1m' }, [[20, 60_000]]],
+    ['an async limit function', { limit: async () => 20, window: '1m' }, [[20, 60_000]]],
+    ['an async window function', { limit: 7, window: async () => '1h' as const }, [[7, 3_600_000]]],
+    [
+      'functions on the first and the third rule',
+      {
+        rules: [
+          { name: 'a', limit: 7, window: () => '1h' as const },
+          { name: 'b', limit: 9, window: '1m' },
+          { name: 'c', limit: () => 30, window: '2h' },
+        ],
+      },
+      [
+        [7, 3_600_000],
+        [9, 60_000],
+        [30, 7_200_000],
+      ],
+    ],
+    [
+      'a bucket whose capacity is a function',
+      { algorithm: 'token-bucket', limit: () => 3, window: '1m' },
+      [[3, 60_000]],
+    ],
+  ])('%s', async (_, options, limits) => {
+    const { send } = setup(options)
+    const verdict = await send(req())
+    if (verdict.action !== 'pass') throw new Error(`expected a pass, got ${verdict.action}`)
+    const decision = verdict.decision
+    expect((decision?.rules ?? [decision]).map((rule) => [rule?.limit, rule?.windowMs])).toEqual(limits)
+  })
+
+  test('without functions, peek(key) answers with the configured limit', async () => {
+    const { send, handle } = setup({ rules: [{ name: 'ip', limit: 5, window: '1m' }] })
+    await send(req())
+    expect(await handle.peek('192.0.2.1')).toMatchObject({ limit: 5, remaining: 4 })
+  })
+
+  test("a bucket's window function is refused with the reason and the fix", () => {
+    expect(() => setup({ algorithm: 'leaky-bucket', limit: 5, window: () => '1m' })).toThrow(
+      'option "window" cannot be a function for a bucket: its state counts in units of its rate, which its window sets (make `limit`, the capacity, the function)',
+    )
+  })
 })

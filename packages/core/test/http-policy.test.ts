@@ -1,5 +1,12 @@
 import { EventEmitter } from 'node:events'
-import { type HttpLimitOptions, InvalidOptionError, MemoryStore, type Store } from '../src'
+import {
+  type HttpLimitOptions,
+  InvalidOptionError,
+  MemoryStore,
+  type Store,
+  StoreKeyError,
+  StoreUnavailableError,
+} from '../src'
 import {
   createHttpPolicy,
   type HttpAdapter,
@@ -268,5 +275,149 @@ describe('writeVerdict', () => {
     }
     expect(record(unavailable, true).calls).toEqual(['503 {"error":"rate limiter unavailable"}'])
     expect(record({ action: 'skip' }, true).calls).toEqual(['next'])
+  })
+})
+
+/** A store that fails with what `failure()` gives (while it gives an error), and counts as a MemoryStore otherwise. */
+function failingStore(failure: () => Error | undefined): Store {
+  const inner = new MemoryStore()
+  return {
+    bind(rules, options) {
+      const bound = inner.bind(rules, options)
+      return {
+        rules,
+        apply: (...args) => {
+          const error = failure()
+          return error === undefined ? bound.apply(...args) : Promise.reject(error)
+        },
+        refund: (...args) => bound.refund(...args),
+        reset: (...args) => bound.reset(...args),
+      }
+    },
+  }
+}
+
+describe('when the store fails (onError)', () => {
+  const unavailable = { action: 'reject', reason: 'store-unavailable', status: 503 }
+  const uncounted = { action: 'pass', decision: undefined, headers: [] }
+
+  it.each<[string, 'open' | 'closed' | undefined, Error, object]>([
+    ['by default a failed store answers 503', undefined, new Error('down'), unavailable],
+    ["'closed' answers 503", 'closed', new Error('down'), unavailable],
+    ["'open' admits uncounted", 'open', new Error('down'), uncounted],
+    [
+      "'open' still answers 503 to a store that chose to fail closed",
+      'open',
+      new StoreUnavailableError('full'),
+      unavailable,
+    ],
+    ['a StoreKeyError is answered by onError too (closed)', 'closed', new StoreKeyError('bad', 'k', 'r'), unavailable],
+    ['a StoreKeyError is answered by onError too (open)', 'open', new StoreKeyError('bad', 'k', 'r'), uncounted],
+  ])('%s', async (_, onError, error, verdict) => {
+    const store = failingStore(() => error)
+    const p = policy({ limit: 10, window: '1m', store, ...(onError === undefined ? {} : { onError }) })
+    expect(await p.handle(req(), res(), facts())).toMatchObject(verdict)
+  })
+
+  it.each<['open' | 'closed', string]>([
+    ['closed', 'answered 503'],
+    ['open', 'admitted uncounted'],
+  ])("the outage log says what happens to requests under '%s'", async (onError, what) => {
+    const logger = recordingLogger()
+    const store = failingStore(() => new Error('down'))
+    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', store, onError, logger }, adapter)
+    await p.handle(req(), res(), facts())
+    expect(logger.errors).toEqual([`sluice: the rate-limit store failed; until it answers, requests are ${what}`])
+  })
+
+  it("one key's unusable state is no outage: nothing logged, and a later outage is logged at once", async () => {
+    const logger = recordingLogger()
+    let error: Error = new StoreKeyError('unusable', 'k', 'default')
+    const p = createHttpPolicy<Req, Res>({ limit: 10, window: '1m', store: failingStore(() => error), logger }, adapter)
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ status: 503 })
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ status: 503 })
+    expect(logger.errors).toEqual([])
+    error = new Error('down')
+    await p.handle(req(), res(), facts())
+    expect(logger.errors).toHaveLength(1)
+  })
+})
+
+describe('skip, allowList and denyList', () => {
+  type ListOptions = Pick<HttpLimitOptions<Req, Res>, 'skip' | 'allowList' | 'denyList'>
+
+  it.each<[string, ListOptions]>([
+    ['skip answers true', { skip: (r) => r.headers['x-health'] === '1' }],
+    ['an async skip answers true', { skip: async (r) => r.headers['x-health'] === '1' }],
+    ['the client is on the allow list', { allowList: ['192.0.2.0/24'] }],
+    ['an allow list function answers true', { allowList: (r) => r.headers['x-health'] === '1' }],
+  ])('%s: the request goes on uncounted', async (_, options) => {
+    const store = new MemoryStore()
+    const p = policy({ limit: 1, window: '1m', store, ...options } as HttpLimitOptions<Req, Res>)
+    const passed = req({ 'x-health': '1' })
+    for (let i = 0; i < 3; i++) expect(await p.handle(passed, res(), facts())).toEqual({ action: 'skip' })
+    expect(store.size).toBe(0)
+  })
+
+  it.each<[string, ListOptions]>([
+    ['skip answers false', { skip: () => false }],
+    ['the client is not on the allow list', { allowList: ['198.51.100.0/24'] }],
+    ['an allow list function answers false', { allowList: () => false }],
+    ['the client is not on the deny list', { denyList: ['198.51.100.0/24'] }],
+  ])('%s: the request is counted', async (_, options) => {
+    const store = new MemoryStore({ clock: () => 0 })
+    const p = policy({ limit: 1, window: '1m', store, ...options } as HttpLimitOptions<Req, Res>)
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ action: 'pass', decision: { remaining: 0 } })
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ action: 'reject', reason: 'rate-limited' })
+  })
+
+  it('the deny list wins over the allow list and skip', async () => {
+    const p = policy({ limit: 1, window: '1m', denyList: ['192.0.2.1'], allowList: ['192.0.2.1'], skip: () => true })
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ action: 'reject', reason: 'forbidden', status: 403 })
+  })
+})
+
+describe('refund', () => {
+  it('is asked only about admitted requests: a rejected response gives nothing back', async () => {
+    let asked = 0
+    const p = policy({
+      limit: 1,
+      window: '1m',
+      store: new MemoryStore({ clock: () => 0 }),
+      refund: () => {
+        asked++
+        return true
+      },
+    })
+    await p.handle(req(), res(), facts())
+    const raw = new EventEmitter()
+    expect(await p.handle(req(), res(429, raw), facts())).toMatchObject({ action: 'reject' })
+    raw.emit('finish')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(asked).toBe(0)
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ action: 'reject' })
+  })
+
+  it('a refund function that throws is logged, and the cost is kept', async () => {
+    const logger = recordingLogger()
+    const failure = new Error('refund broke')
+    const errors: unknown[] = []
+    const p = createHttpPolicy<Req, Res>(
+      {
+        limit: 1,
+        window: '1m',
+        logger: { ...logger, error: (message: string, error?: unknown) => errors.push(message, error) },
+        refund: () => {
+          throw failure
+        },
+      },
+      adapter,
+    )
+    const raw = new EventEmitter()
+    await p.handle(req(), res(200, raw), facts())
+    raw.emit('finish')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(errors).toEqual(['sluice: refund failed', failure])
+    expect(await p.handle(req(), res(), facts())).toMatchObject({ action: 'reject' })
   })
 })

@@ -122,8 +122,7 @@ function windowSeconds(rule: RuleDecision): number {
  * share a limit only one is listed: the binding rule, whose numbers `RateLimit` (or `RateLimit-Limit`) shows, or else
  * the first.
  */
-function draftPolicies(decision: Decision): string {
-  const rules = decision.rules ?? [decision]
+function draftPolicies(decision: Decision, rules: readonly RuleDecision[]): string {
   const items: string[] = []
   const listed = new Set<number>()
   for (const rule of rules) {
@@ -137,7 +136,8 @@ function draftPolicies(decision: Decision): string {
 
 /** A single rule's drafts policy is constant; stacked rules are listed as {@link draftPolicies} says. */
 function draftList(decision: Decision, policy: RulePolicy): string {
-  return decision.rules === undefined || decision.rules.length === 1 ? policy.draft : draftPolicies(decision)
+  const { rules } = decision
+  return rules === undefined || rules.length === 1 ? policy.draft : draftPolicies(decision, rules)
 }
 
 /**
