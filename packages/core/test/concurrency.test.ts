@@ -1,4 +1,4 @@
-import { createConcurrencyLimiter, MemoryLeaseStore } from '@sluice/core'
+import { createConcurrencyLimiter, InvalidOptionError, MemoryLeaseStore } from '@sluice/core'
 import { acquireLeases, type LeaseScope, type LeaseTable } from '@sluice/core/store'
 import { VirtualTime } from '../../../examples/overload/virtual-time'
 
@@ -93,4 +93,172 @@ test('the memory lease store holds nothing once every slot is released', async (
   const scope: LeaseScope = limiter.scope
   expect(store.held(scope, 'k0')).toEqual([0, 0])
   expect(limiter.held).toBe(0)
+})
+
+test('a refused request before any slot was released is told a second over the requests in flight', async () => {
+  const { limiter } = limiterAt({ limit: 2 })
+  await limiter.acquire('a')
+  await limiter.acquire('a')
+  expect((await limiter.acquire('a')).retryAfterMs).toBe(500)
+})
+
+test('the hold time runs from acquire to release, and the mean follows recent holds slowly (1/32 a release)', async () => {
+  const { time, limiter } = limiterAt({ limit: 2 })
+  time.runUntil(100)
+  const first = await limiter.acquire('a')
+  time.runUntil(500)
+  await first.release() // held 400 ms
+  time.runUntil(600)
+  const second = await limiter.acquire('a')
+  time.runUntil(680)
+  await second.release() // held 80 ms: the mean moves to 400 + (80 - 400) / 32 = 390 ms
+  await limiter.acquire('a')
+  await limiter.acquire('a')
+  expect((await limiter.acquire('a')).retryAfterMs).toBe(195)
+})
+
+test('acquire() without a key counts under the empty key; a key that is not a string is refused', async () => {
+  const { limiter } = limiterAt({ limit: 1 })
+  expect((await limiter.acquire()).allowed).toBe(true)
+  expect((await limiter.acquire('')).allowed).toBe(false)
+  await expect(limiter.acquire(5 as unknown as string)).rejects.toThrow(
+    /^sluice: a concurrency key must be a string \(got 5\)$/,
+  )
+})
+
+test('a global-only limiter counts every key in one table', async () => {
+  const { store, limiter } = limiterAt({ globalLimit: 2 })
+  expect((await limiter.acquire('a')).allowed).toBe(true)
+  expect((await limiter.acquire('b')).allowed).toBe(true)
+  const refused = await limiter.acquire('c')
+  expect([refused.allowed, refused.inFlight, refused.limit]).toEqual([false, 2, 2])
+  expect(store.held(limiter.scope, 'anything')).toEqual([2])
+})
+
+test('limiters on one store share their slots only under the same name and prefix', async () => {
+  const store = new MemoryLeaseStore()
+  const build = (name: string, prefix: string) => createConcurrencyLimiter({ limit: 1, name, prefix, store })
+  expect((await build('uploads', 'sluice').acquire('k')).allowed).toBe(true)
+  expect((await build('downloads', 'sluice').acquire('k')).allowed).toBe(true)
+  expect((await build('uploads', 'other').acquire('k')).allowed).toBe(true)
+  expect((await build('uploads', 'sluice').acquire('k')).allowed).toBe(false)
+})
+
+test('renewals extend the leases still held, per key, and stop (with their timer) once nothing is held', async () => {
+  const time = new VirtualTime()
+  const store = new MemoryLeaseStore({ clock: () => time.now() })
+  const renewals: string[] = []
+  const recording = {
+    acquire: store.acquire.bind(store),
+    release: store.release.bind(store),
+    renew(scope: LeaseScope, key: string, holders: readonly string[]) {
+      renewals.push(`${time.now()} ${key}:${holders.length}`)
+      store.renew(scope, key, holders)
+    },
+  }
+  let timersSet = 0
+  const timers = {
+    now: () => time.now(),
+    setTimeout: (callback: () => void, delayMs: number) => {
+      timersSet++
+      return time.setTimeout(callback, delayMs)
+    },
+    clearTimeout: (handle: unknown) => time.clearTimeout(handle),
+  }
+  const limiter = createConcurrencyLimiter({ limit: 5, lease: 300, store: recording, timers })
+  const a1 = await limiter.acquire('a')
+  const a2 = await limiter.acquire('a')
+  const b1 = await limiter.acquire('b')
+  time.runUntil(50)
+  await a1.release()
+  time.runUntil(150)
+  expect(renewals).toEqual(['100 a:1', '100 b:1'])
+  await a2.release()
+  await b1.release()
+  time.runUntil(10_000)
+  expect(renewals).toEqual(['100 a:1', '100 b:1'])
+  expect(timersSet).toBe(2)
+})
+
+test('a renewal extends only the leases still held: a released holder is not taken back', () => {
+  let now = 0
+  const store = new MemoryLeaseStore({ clock: () => now })
+  const scope: LeaseScope = { prefix: 'sluice', name: 'n', limits: [5], global: false, leaseMs: 100 }
+  store.acquire(scope, 'a', 'h1')
+  store.acquire(scope, 'a', 'h2')
+  store.release(scope, 'a', 'h1')
+  now = 50
+  store.renew(scope, 'a', ['h1', 'h2'])
+  expect(store.held(scope, 'a')).toEqual([1])
+  // h2's lease now runs to 150 ms: a table that looks full at 120 ms still holds it.
+  const full: LeaseScope = { ...scope, limits: [1] }
+  now = 120
+  expect(store.acquire(full, 'a', 'h3')).toEqual({ allowed: false, inFlight: [1] })
+})
+
+test('the lease table counts expired leases until it looks full, as lease.lua does', () => {
+  const table: LeaseTable = new Map([['old', 1000]])
+  expect(acquireLeases([table], [5], 'new', 2000, 500)).toEqual({ allowed: true, inFlight: [2] })
+  expect(table.has('old')).toBe(true)
+})
+
+describe('concurrency limits: option errors name the option and say what it takes', () => {
+  test.each<[string, unknown, string, string]>([
+    ['options as an array', [], 'options', 'must be an object (got an array)'],
+    ['no limit', {}, 'limit', 'is required (or `globalLimit`, or both)'],
+    ['maxConcurrent (another library)', { maxConcurrent: 5 }, 'maxConcurrent', '(use `limit`)'],
+    ['max (another library)', { max: 5 }, 'max', 'is not an option of createConcurrencyLimiter (use `limit`)'],
+    [
+      'a name that is a number',
+      { limit: 5, name: 5 },
+      'name',
+      "must be 1 to 64 letters, digits, '_', '.' or '-' (got 5)",
+    ],
+    ['a name of 65 letters', { limit: 5, name: 'n'.repeat(65) }, 'name', 'must be 1 to 64 letters'],
+    ['a prefix that is a number', { limit: 5, prefix: 5 }, 'prefix', 'must be a non-empty string (got 5)'],
+    [
+      'a store without renew',
+      { limit: 5, store: { acquire() {}, release() {} } },
+      'store',
+      'must be a lease store with acquire, renew and release (got object)',
+    ],
+    ['a store that is a string', { limit: 5, store: 'redis' }, 'store', '(got "redis")'],
+    [
+      'timers without now',
+      { limit: 5, timers: { setTimeout() {}, clearTimeout() {} } },
+      'timers',
+      'must have now(), setTimeout() and clearTimeout()',
+    ],
+  ])('%s', (_name, options, option, message) => {
+    let refused: unknown
+    try {
+      createConcurrencyLimiter(options as never)
+    } catch (error) {
+      refused = error
+    }
+    expect(refused).toBeInstanceOf(InvalidOptionError)
+    expect((refused as InvalidOptionError).option).toBe(option)
+    expect((refused as Error).message).toContain(message)
+  })
+
+  test('every option together is accepted, and a null store means the default', async () => {
+    const limiter = createConcurrencyLimiter({
+      limit: 1,
+      globalLimit: 2,
+      lease: '10s',
+      store: null as unknown as MemoryLeaseStore,
+      name: 'a-b.c_d',
+      prefix: 'p',
+      timers: new VirtualTime(),
+    })
+    expect(limiter.store).toBeInstanceOf(MemoryLeaseStore)
+    expect(limiter.scope).toEqual({ prefix: 'p', name: 'a-b.c_d', limits: [1, 2], global: true, leaseMs: 10_000 })
+    expect((await limiter.acquire('k')).allowed).toBe(true)
+  })
+
+  test('the memory lease store refuses a clock that is not a function', () => {
+    expect(() => new MemoryLeaseStore({ clock: 5 as unknown as () => number })).toThrow(
+      'sluice: option "clock" must be a function returning milliseconds (got 5)',
+    )
+  })
 })

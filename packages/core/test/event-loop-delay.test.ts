@@ -125,3 +125,59 @@ test('an idle shedder costs the process no wake-ups beyond a few per second', ()
   // Once idle, the shedder adds no more than a few wake-ups a second to a quiet process.
   expect(idle).toBeLessThanOrEqual((quiet as number) + 5)
 })
+
+describe('the reading of a window', () => {
+  function monitor() {
+    const time = new VirtualTime()
+    const histogram = fakeHistogram()
+    let timersSet = 0
+    const timers = {
+      now: () => time.now(),
+      setTimeout: (callback: () => void, delayMs: number) => {
+        timersSet++
+        return time.setTimeout(callback, delayMs)
+      },
+      clearTimeout: (handle: unknown) => time.clearTimeout(handle),
+    }
+    const lag = new EventLoopDelay({ timers, histogram: () => histogram })
+    return { time, histogram, lag, timersSet: () => timersSet }
+  }
+
+  test('a reading within a window is the last complete window, until the next one completes', () => {
+    const { histogram, lag } = monitor()
+    lag.read(0)
+    for (let i = 0; i < 5; i++) histogram.record(40)
+    expect(lag.read(100)).toBe(0)
+    expect(lag.read(250)).toBe(20)
+    for (let i = 0; i < 5; i++) histogram.record(80)
+    expect(lag.read(300)).toBe(20)
+    expect(lag.read(499)).toBe(20)
+    expect(lag.read(500)).toBe(60)
+  })
+
+  test('an empty window read late counts the whole time since the window began as held back', () => {
+    const { histogram, lag } = monitor()
+    lag.read(0)
+    histogram.record(20)
+    expect(lag.read(250)).toBe(0)
+    // No firing from 250 to 650 ms: the loop held the 20 ms timer back for about 380 ms.
+    expect(lag.read(650)).toBe(380)
+  })
+
+  test('a timer that fires early reads as no delay, never a negative one', () => {
+    const { histogram, lag } = monitor()
+    lag.read(0)
+    histogram.record(19)
+    expect(lag.read(250)).toBe(0)
+  })
+
+  test('a monitor stopped by hand sets no further idle checks', () => {
+    const { time, lag, timersSet } = monitor()
+    lag.read(0)
+    lag.read(600)
+    lag.stop()
+    expect(lag.active).toBe(false)
+    time.runUntil(5_000)
+    expect(timersSet()).toBe(1)
+  })
+})

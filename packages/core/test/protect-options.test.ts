@@ -5,7 +5,7 @@ import {
   InvalidOptionError,
   type ShedderOptions,
 } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
+import { createConcurrencyPolicy, createShedPolicy, realTimers } from '@sluice/core/internal'
 
 function optionAtFault(build: () => unknown): { option: string; message: string } {
   try {
@@ -133,5 +133,49 @@ describe('the protection options read like every other option of Sluice (one set
     ],
   ])('%s', (_, build, message) => {
     expect(optionAtFault(build).message).toBe(`sluice: ${message}`)
+  })
+})
+
+describe('shedLoad option errors say what the option takes', () => {
+  test.each<[string, unknown, string]>([
+    ['options that are not an object', 'fast', 'option "options" must be an object (got "fast")'],
+    [
+      'a queue without maxWait',
+      { maxInFlight: 8, queue: 16 },
+      'option "maxWait" is required when `queue` is given: say how long a request may wait',
+    ],
+    [
+      'queueOrder "random"',
+      { maxInFlight: 8, queueOrder: 'random' },
+      `option "queueOrder" must be 'fifo' or 'adaptive-lifo' (got "random")`,
+    ],
+    [
+      'adaptive "yes"',
+      { maxInFlight: 8, adaptive: 'yes' },
+      'option "adaptive" must be true, false or an object (got "yes")',
+    ],
+    [
+      'timeout (another library)',
+      { maxInFlight: 8, timeout: 100 },
+      'option "timeout" is not an option of shedLoad (use `maxWait`)',
+    ],
+  ])('%s', (_name, options, message) => {
+    expect(optionAtFault(() => createShedder(options as unknown as ShedderOptions)).message).toBe(`sluice: ${message}`)
+  })
+
+  test('every shedLoad option together is accepted', () => {
+    const shedder = createShedder({
+      maxInFlight: 8,
+      queue: 4,
+      maxWait: '2s',
+      queueTarget: '10ms',
+      queueInterval: '200ms',
+      queueOrder: 'adaptive-lifo',
+      maxEventLoopDelay: '100ms',
+      adaptive: { minInFlight: 2 },
+      retryAfter: '3s',
+      timers: realTimers,
+    })
+    expect(shedder.limit).toBe(4)
   })
 })

@@ -55,7 +55,8 @@ export class AdaptiveLimit {
       throw new InvalidOptionError('adaptive.minInFlight', `must not exceed maxInFlight (${maxInFlight})`)
     }
     const tolerance = given.tolerance ?? 1.5
-    if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 1) {
+    // Number.isFinite is false for anything but a finite number, a numeric string included.
+    if (!Number.isFinite(tolerance) || tolerance < 1) {
       throw new InvalidOptionError('adaptive.tolerance', `must be a number of at least 1 (got ${describe(tolerance)})`)
     }
     this.tolerance = tolerance

@@ -203,12 +203,9 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
   if (typeof prefix !== 'string' || prefix.length === 0) {
     throw new InvalidOptionError('prefix', `must be a non-empty string (got ${describe(prefix)})`)
   }
+  // `??` has already replaced a null store by the default; anything else must have the three methods.
   const store = options.store ?? new MemoryLeaseStore()
-  if (
-    store === null ||
-    typeof store !== 'object' ||
-    !(['acquire', 'renew', 'release'] as const).every((method) => typeof store[method] === 'function')
-  ) {
+  if (!(['acquire', 'renew', 'release'] as const).every((method) => typeof store[method] === 'function')) {
     throw new InvalidOptionError(
       'store',
       `must be a lease store with acquire, renew and release (got ${describe(store)})`,

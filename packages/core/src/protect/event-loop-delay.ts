@@ -102,8 +102,8 @@ export class EventLoopDelay {
 /** The mean delay of one window: the histogram records each firing's interval, the resolution included. */
 function windowDelayMs(histogram: DelayHistogram, windowMs: number): number {
   if (histogram.count === 0) {
-    // The timer never fired in a whole window: the loop was held for about that long.
-    return windowMs > 2 * RESOLUTION_MS ? windowMs - RESOLUTION_MS : 0
+    // The timer never fired in a whole window (at least WINDOW_MS): the loop was held for about that long.
+    return windowMs - RESOLUTION_MS
   }
   const delayMs = histogram.mean / 1e6 - RESOLUTION_MS
   return Number.isFinite(delayMs) && delayMs > 0 ? delayMs : 0

@@ -37,8 +37,8 @@ export const PASS: ProtectVerdict = Object.freeze({ action: 'pass' })
 export function releaseAtEnd(raw: ResponseLifecycle): { set(release: () => void): void } {
   let ended = raw.closed === true
   let release: (() => void) | undefined
+  // Once ended, `release` stays undefined (set() runs a late one at once), so a second event finds nothing to run.
   const end = () => {
-    if (ended && release === undefined) return
     ended = true
     const run = release
     release = undefined

@@ -171,8 +171,9 @@ export function createShedder(options: ShedderOptions): Shedder {
   }
   checkTimers(options.timers)
   const timers = options.timers ?? realTimers
+  // `??` has already made a null `adaptive` false (off, the default).
   const adaptive = options.adaptive ?? false
-  if (typeof adaptive !== 'boolean' && (adaptive === null || typeof adaptive !== 'object')) {
+  if (typeof adaptive !== 'boolean' && typeof adaptive !== 'object') {
     throw new InvalidOptionError('adaptive', `must be true, false or an object (got ${describe(adaptive)})`)
   }
   const lag =
