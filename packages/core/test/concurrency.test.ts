@@ -1,6 +1,7 @@
 import { createConcurrencyLimiter, InvalidOptionError, MemoryLeaseStore } from '@sluice/core'
 import { acquireLeases, type LeaseScope, type LeaseTable } from '@sluice/core/store'
 import { VirtualTime } from '../../../examples/overload/virtual-time'
+import { countingTimers } from './helpers/counting-timers'
 
 function limiterAt(options: { limit?: number; globalLimit?: number; lease?: number }) {
   const time = new VirtualTime()
@@ -156,15 +157,7 @@ test('renewals extend the leases still held, per key, and stop (with their timer
       store.renew(scope, key, holders)
     },
   }
-  let timersSet = 0
-  const timers = {
-    now: () => time.now(),
-    setTimeout: (callback: () => void, delayMs: number) => {
-      timersSet++
-      return time.setTimeout(callback, delayMs)
-    },
-    clearTimeout: (handle: unknown) => time.clearTimeout(handle),
-  }
+  const { timers, timersSet } = countingTimers(time)
   const limiter = createConcurrencyLimiter({ limit: 5, lease: 300, store: recording, timers })
   const a1 = await limiter.acquire('a')
   const a2 = await limiter.acquire('a')
@@ -177,7 +170,7 @@ test('renewals extend the leases still held, per key, and stop (with their timer
   await b1.release()
   time.runUntil(10_000)
   expect(renewals).toEqual(['100 a:1', '100 b:1'])
-  expect(timersSet).toBe(2)
+  expect(timersSet()).toBe(2)
 })
 
 test('a renewal extends only the leases still held: a released holder is not taken back', () => {

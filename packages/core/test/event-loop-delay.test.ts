@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { createShedder } from '@sluice/core'
 import { VirtualTime } from '../../../examples/overload/virtual-time'
 import { type DelayHistogram, EventLoopDelay } from '../src/protect/event-loop-delay'
+import { countingTimers } from './helpers/counting-timers'
 
 /** A histogram the test fills: its mean in ns, as perf_hooks reports it. */
 function fakeHistogram() {
@@ -130,17 +131,9 @@ describe('the reading of a window', () => {
   function monitor() {
     const time = new VirtualTime()
     const histogram = fakeHistogram()
-    let timersSet = 0
-    const timers = {
-      now: () => time.now(),
-      setTimeout: (callback: () => void, delayMs: number) => {
-        timersSet++
-        return time.setTimeout(callback, delayMs)
-      },
-      clearTimeout: (handle: unknown) => time.clearTimeout(handle),
-    }
+    const { timers, timersSet } = countingTimers(time)
     const lag = new EventLoopDelay({ timers, histogram: () => histogram })
-    return { time, histogram, lag, timersSet: () => timersSet }
+    return { time, histogram, lag, timersSet }
   }
 
   test('a reading within a window is the last complete window, until the next one completes', () => {
