@@ -216,8 +216,12 @@ const cases: Case[] = [
       const app = await start(shedOnly({ maxInFlight: 1, queue: 0, skip: (req) => req.headers['x-health'] === '1' }))
       const held = send(app, '/hold?id=a')
       await until(() => app.handlers.running === 1, 'the first request runs')
+      // The request that is not skipped holds the only slot; the skipped one takes none.
+      expect(app.shedder?.inFlight).toBe(1)
       const health = send(app, '/hold?id=health', { 'x-health': '1' })
       await until(() => app.handlers.running === 2, 'the skipped request runs')
+      expect(app.shedder?.inFlight).toBe(1)
+      expect((await send(app, '/hold?id=b').answer).status).toBe(503)
       app.handlers.openGate()
       expect((await health.answer).status).toBe(200)
       await held.answer

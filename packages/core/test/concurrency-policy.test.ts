@@ -201,6 +201,7 @@ describe('concurrencyLimit options: errors name the option and say what it takes
       'is not an option of concurrencyLimit (use `key`)',
     ],
     ["onStoreError (rateLimit's old name)", { limit: 1, onStoreError: 'open' }, 'onStoreError', '(use `onError`)'],
+    ['max (another library)', { max: 2 }, 'max', 'is not an option of concurrencyLimit (use `limit`)'],
   ])('%s', (_name, options, option, message) => {
     let refused: unknown
     try {
