@@ -41,7 +41,9 @@ describe('rateLimit options are refused by name', () => {
   })
 
   it('an unknown option gets a hint only when another library calls it so', () => {
-    expect(refusal({ limit: 1, window: '1m', limt: 2 }).message).toBe('sluice: option "limt" is not an option of rateLimit')
+    expect(refusal({ limit: 1, window: '1m', limt: 2 }).message).toBe(
+      'sluice: option "limt" is not an option of rateLimit',
+    )
     expect(refusal({ limit: 1, window: '1m', max: 2 }).message).toContain('(use `limit`)')
   })
 
