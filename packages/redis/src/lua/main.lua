@@ -59,26 +59,6 @@ local function set_expiring(key, value, ms)
   end
 end
 
--- Whether a decoded value is a state this script wrote: every number in it a whole one (see `whole`), as all states
--- are, and the value exactly as long as those numbers (a longer or shorter one is something else).
-local function well_formed(value, expires_at, state)
-  if not whole(expires_at) then return false end
-  local numbers = 1
-  for _, field in pairs(state) do
-    if type(field) == 'table' then
-      for i = 1, #field do
-        if not whole(field[i]) then return false end
-      end
-      numbers = numbers + #field
-    elseif whole(field) then
-      numbers = numbers + 1
-    else
-      return false
-    end
-  end
-  return #value == 8 * numbers
-end
-
 -- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
 -- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm; third: when the
 -- state read expires.
@@ -95,10 +75,10 @@ local function read(key, algorithm)
   local value = redis.pcall('GET', key)
   if not value then return nil end
   if type(value) == 'table' then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
-  local decoded, expires_at, state = pcall(algorithm.decode, value)
-  if not decoded or not well_formed(value, expires_at, state) then
-    return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm'
-  end
+  -- A value this script wrote is exactly as long as its numbers, and every number in it is a whole one (see `whole`):
+  -- each algorithm's decode checks both, and answers nil for anything else (something else wrote the key).
+  local expires_at, state = algorithm.decode(value)
+  if expires_at == nil then return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm' end
   if expires_at <= now then
     -- Gone for good, as when Redis expires it (the replay clock's keys outlive their expiry): a clock that then
     -- stepped back must not bring the state back.
