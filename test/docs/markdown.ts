@@ -59,7 +59,10 @@ export function fences(markdown: string): Fence[] {
   return found
 }
 
-/** The Markdown text without its fenced blocks and code spans, where links are not links. */
+/**
+ * The Markdown text without its fenced blocks and code spans, where links are not links. Line for line: a fenced
+ * block, its fences included, leaves empty lines, so that a line of the prose is the same line of the text.
+ */
 export function prose(markdown: string): string {
   const kept: string[] = []
   let fence: string | undefined
@@ -67,23 +70,45 @@ export function prose(markdown: string): string {
     const marker = /^(`{3,})/.exec(line)?.[1]
     if (fence === undefined && marker !== undefined) fence = marker
     else if (fence !== undefined && line.trimEnd() === fence) fence = undefined
-    else if (fence === undefined) kept.push(line.replace(/(`+)(?:(?!\1).)+\1/g, ''))
-    else kept.push('')
+    else if (fence === undefined) {
+      kept.push(line.replace(/(`+)(?:(?!\1).)+\1/g, ''))
+      continue
+    }
+    kept.push('')
   }
   return kept.join('\n')
 }
 
-/** Every link target of a Markdown text: inline links and images, reference definitions, autolinks, HTML href/src. */
-export function linkTargets(markdown: string): string[] {
+/** A link target of a Markdown text and the 1-based line it is written on. */
+export interface Link {
+  readonly target: string
+  readonly line: number
+}
+
+/** Where a Markdown text names a link target, in this order; group 1 is the target. */
+const LINK_PATTERNS = [
+  /!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/dg, // inline links and images
+  /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/dgm, // reference definitions
+  /<([a-z][a-z0-9+.-]*:[^\s>]+)>/dgi, // autolinks
+  /\b(?:href|src)\s*=\s*["']([^"']+)["']/dgi, // HTML href and src
+]
+
+/** Every link of a Markdown text: inline links and images, reference definitions, autolinks, HTML href/src. */
+export function links(markdown: string): Link[] {
   const text = prose(markdown)
-  const targets: string[] = []
-  for (const match of text.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/g)) {
-    targets.push(match[1] as string)
+  const found: Link[] = []
+  for (const pattern of LINK_PATTERNS) {
+    for (const match of text.matchAll(pattern)) {
+      const start = match.indices?.[1]?.[0] ?? (match.index as number)
+      found.push({ target: match[1] as string, line: text.slice(0, start).split('\n').length })
+    }
   }
-  for (const match of text.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) targets.push(match[1] as string)
-  for (const match of text.matchAll(/<([a-z][a-z0-9+.-]*:[^\s>]+)>/gi)) targets.push(match[1] as string)
-  for (const match of text.matchAll(/\b(?:href|src)\s*=\s*["']([^"']+)["']/gi)) targets.push(match[1] as string)
-  return targets
+  return found
+}
+
+/** Every link target of a Markdown text, in the order of `links`. */
+export function linkTargets(markdown: string): string[] {
+  return links(markdown).map((link) => link.target)
 }
 
 /** The anchors GitHub gives a Markdown text's headings (lower case, punctuation dropped, spaces to hyphens). */
