@@ -42,6 +42,17 @@ export function checkWholeNumber(value: unknown, option: string, { min = 1, unit
 }
 
 /**
+ * Checks a true-or-false option; an optional one gets its default before the check (`options.coalesce ?? true`).
+ *
+ * @example
+ * const coalesce = checkBoolean(options.coalesce ?? true, 'coalesce')
+ */
+export function checkBoolean(value: unknown, option: string): boolean {
+  if (typeof value !== 'boolean') throw new InvalidOptionError(option, `must be true or false (got ${describe(value)})`)
+  return value
+}
+
+/**
  * Checks an optional function option: undefined, or a function.
  *
  * @example

@@ -69,7 +69,8 @@ class Batch {
  * one), and each reply goes back to its request. A request waits for no company: the batch is sent in the check phase
  * of the turn it was made in (setImmediate, no timer), after the poll phase has handed every request that arrived
  * with it (HTTP requests arrive one I/O callback each, and a microtask would send each alone); or at once when it
- * reaches {@link MAX_BATCH_REQUESTS}.
+ * reaches `maxRequests` ({@link MAX_BATCH_REQUESTS}, or 1 when the store does not coalesce: each request is then sent
+ * as it is made).
  *
  * @example
  * const batches = new Batches(send, false, 0, new RedisClock(3000))
@@ -94,6 +95,8 @@ export class Batches {
     private readonly extraTtlMs: number,
     /** The Redis clock as this instance sees it: each call's deadline. */
     private readonly clock: RedisClock,
+    /** The most requests one call decides: MAX_BATCH_REQUESTS, or 1 (`coalesce: false`). */
+    private readonly maxRequests = MAX_BATCH_REQUESTS,
   ) {}
 
   /**
@@ -117,7 +120,7 @@ export class Batches {
     const outcomes = new Promise<Outcome[]>((resolve, reject) => {
       batch.pending.push({ ruleCount: plan.ruleCount, resolve, reject, replied })
     })
-    if (batch.pending.length >= MAX_BATCH_REQUESTS) {
+    if (batch.pending.length >= this.maxRequests) {
       if (batch === this.single) this.single = undefined
       this.dispatch(batch)
     } else if (!this.scheduled) {

@@ -1,5 +1,5 @@
 import type { Outcome } from '@sluice/core/store'
-import { Batches } from './batch'
+import { Batches, MAX_BATCH_REQUESTS } from './batch'
 import type { StoreClient } from './client'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { errorCode, redisTimeOf } from './errors'
@@ -35,9 +35,12 @@ export class ScriptRunner {
     cluster = false,
     /** How long after its send Redis may still run a call (the store's backstop); later, the call changes nothing. */
     lateMs = BACKSTOP_TIMEOUTS * DEFAULT_TIMEOUT_MS,
+    /** Whether the calls of one turn share a script call (the store's `coalesce`). */
+    coalesce = true,
   ) {
     const extraTtlMs = clock === undefined ? 0 : EXPLICIT_CLOCK_TTL_SLACK_MS
-    this.batches = new Batches(this.send, cluster, extraTtlMs, new RedisClock(lateMs))
+    const maxRequests = coalesce ? MAX_BATCH_REQUESTS : 1
+    this.batches = new Batches(this.send, cluster, extraTtlMs, new RedisClock(lateMs), maxRequests)
   }
 
   /**

@@ -42,6 +42,24 @@ test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, e
   }
 })
 
+test('coalesce: false sends each decision as its own call, with the same answers as one batch', async () => {
+  const rule = { algorithm: 'fixed-window', limit: 3, window: '1m' } as const
+  const alone = createLimiter({ ...rule, prefix: 'alone', store: new RedisStore({ client, coalesce: false }) })
+  const together = createLimiter({ ...rule, prefix: 'together', store: new RedisStore({ client }) })
+  const burst = (limiter: typeof alone) =>
+    Promise.all(['a', 'b', 'a', 'a', 'b', 'a', 'c'].map((user) => limiter.consume(user)))
+  // Each binding registered its rule with one EVAL (see rule-registry.ts): count the decisions' commands from here.
+  await client.config('RESETSTAT')
+  const one = await burst(alone)
+  expect(await calls('evalsha')).toBe(7)
+  await client.config('RESETSTAT')
+  const other = await burst(together)
+  expect(await calls('evalsha')).toBe(1)
+  expect(one.map((d) => [d.allowed, d.remaining])).toEqual(other.map((d) => [d.allowed, d.remaining]))
+  // a's fourth is the one refused (limit 3).
+  expect(one.map((d) => d.allowed)).toEqual([true, true, true, true, true, false, true])
+})
+
 test('a lone decision is sent in its own turn: it needs no timer to fire', async () => {
   const limiter = createLimiter({
     algorithm: 'fixed-window',

@@ -51,6 +51,8 @@ describe('options', () => {
     ['probeIntervalMs', { probeIntervalMs: -1 }],
     ['shortCircuitMaxKeys', { shortCircuitMaxKeys: 1.5 }],
     ['localMaxKeys', { localMaxKeys: 0 }],
+    ['coalesce', { coalesce: 'no' }],
+    ['coalesce', { coalesce: 0 }],
     ['clock', { clock: 42 }],
   ])('a bad %s is an InvalidOptionError naming it', (option, bad) => {
     const attempt = () => replayStore({ ...valid, ...bad } as RedisStoreOptions)
