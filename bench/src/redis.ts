@@ -121,17 +121,22 @@ function counted(name: string, op: (i: number) => Promise<unknown>): (i: number)
   }
 }
 
+/** The name of Sluice's contender: coalesced (the default), or each decision its own call (`coalesce: false`). */
+const sluiceName = (algorithm: AlgorithmName, coalesce = true) =>
+  coalesce ? `sluice ${algorithm}` : `sluice ${algorithm}, not coalesced`
+
 function sluiceContender(
   connections: Connections,
   algorithm: AlgorithmName,
   inFlight: number,
   durationMs: number,
+  coalesce = true,
 ): Contender {
   // onError 'closed' and a generous timeout: a slow reply must fail the run, never be answered by the local
   // fallback (which would be a memory limiter measured as Redis).
-  const store = new RedisStore({ client: connections.connect(), timeout: 5000, onError: 'closed' })
+  const store = new RedisStore({ client: connections.connect(), timeout: 5000, onError: 'closed', coalesce })
   const limiter = createLimiter({ algorithm, limit: LIMIT, window: WINDOW_MS, store })
-  const name = `sluice ${algorithm}`
+  const name = sluiceName(algorithm, coalesce)
   const op = counted(name, (i) => limiter.consume(keyOf(i)))
   return { name, measure: () => concurrentOpsPerSecond(durationMs, inFlight, op) }
 }
@@ -200,6 +205,7 @@ export async function runRedis(): Promise<PartResult> {
     for (const inFlight of IN_FLIGHT) {
       const contenders: Contender[] = [
         ...SLUICE_ALGORITHMS.map((a) => sluiceContender(connections, a, inFlight, durationMs)),
+        ...SLUICE_ALGORITHMS.map((a) => sluiceContender(connections, a, inFlight, durationMs, false)),
         ...(await peerContenders(connections, inFlight, durationMs)),
         ...SLUICE_ALGORITHMS.map((a) => ceilingContender(server, a, commands.get(a) as string[], inFlight, durationMs)),
       ]
@@ -251,6 +257,8 @@ export async function runRedis(): Promise<PartResult> {
             p === best ? TARGETS[inFlight] : undefined,
           ]),
           [`redis-benchmark ${algorithm}`, ratio(sluice, pick(results, `redis-benchmark ${algorithm}`)), undefined],
+          // What coalescing buys: the same store with `coalesce: false`.
+          [sluiceName(algorithm, false), ratio(sluice, pick(results, sluiceName(algorithm, false))), undefined],
         ]
         for (const [over, r, target] of rows) {
           if (target !== undefined) {
@@ -286,7 +294,7 @@ export async function runRedis(): Promise<PartResult> {
       rows: rateRows,
     },
     {
-      title: 'Sluice over the peers and over redis-benchmark sending one decision per call',
+      title: 'Sluice over the peers, over redis-benchmark sending one decision per call, and over itself not coalesced',
       columns: [
         { header: 'in flight', kind: 'count' },
         { header: 'sluice', kind: 'text' },
@@ -306,7 +314,8 @@ export async function runRedis(): Promise<PartResult> {
       ' (fixed-window is like for like with both peers, which count fixed windows; sliding-window is the default); ' +
       'the long timeout and closed policy make any slow or failed reply fail the run, so no decision comes from the ' +
       'local fallback. The store coalesces the decisions of one turn of the event loop into one EVALSHA (at most ' +
-      '16 per call, MAX_BATCH_REQUESTS in packages/redis/src/batch.ts): "decisions per script call" is how many each call carried. rate-limiter-flexible: ' +
+      '16 per call, MAX_BATCH_REQUESTS in packages/redis/src/batch.ts): "decisions per script call" is how many each call carried. ' +
+      '"not coalesced" is the same store with `coalesce: false`: each decision its own EVALSHA, sent as it is made. rate-limiter-flexible: ' +
       '`RateLimiterRedis.consume`; express-rate-limit: rate-limit-redis `RedisStore.increment` over ioredis `call`. ' +
       'redis-benchmark sends the EVALSHA of one Sluice decision (read with MONITOR: same script, same arguments, the ' +
       'key from `-r 10000`) on one connection with 1, 64 or 256 pipelined (`-c 1 -P n`): what Sluice would make ' +
