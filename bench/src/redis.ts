@@ -121,6 +121,74 @@ function counted(name: string, op: (i: number) => Promise<unknown>): (i: number)
   }
 }
 
+/** The sliding log's lengths measured, and how much dearer a call on the longest may be than on the shortest. */
+const LOG_LENGTHS = [100, 1000, 20_000] as const
+const LONGEST_LOG_OVER_SHORTEST = 2
+
+/**
+ * A sliding log of `entries` admissions 1 ms apart, the newest 1 ms before `nowMs`, as the script stores it
+ * (packages/redis/src/lua/sliding-log.lua): a header (when it expires, start, end, the running total before start),
+ * then each entry's time and running total.
+ */
+function storedLog(entries: number, nowMs: number, windowMs: number): Buffer {
+  const value = Buffer.alloc(32 + 16 * entries)
+  const oldest = nowMs - entries
+  for (const [i, field] of [oldest + entries - 1 + windowMs, 0, entries, 0].entries()) value.writeDoubleLE(field, 8 * i)
+  for (let i = 0; i < entries; i++) {
+    value.writeDoubleLE(oldest + i, 32 + 16 * i)
+    value.writeDoubleLE(i + 1, 40 + 16 * i)
+  }
+  return value
+}
+
+/**
+ * µs in Redis per sliding-log call on a log of each length: the log is written at once under the key the store
+ * uses, then `calls` decisions are made on it one at a time, each admitted. The median of `rounds` alternating rounds,
+ * the log written again before each.
+ */
+async function slidingLogCosts(connections: Connections, admin: Redis, calls: number, rounds: number) {
+  const windowMs = 3_600_000
+  const limit = 1_000_000
+  const store = new RedisStore({ client: connections.connect(), timeout: 5000, onError: 'closed' })
+  const limiter = createLimiter({ algorithm: 'sliding-log', limit, window: windowMs, store })
+  const redisKeys = new Map<number, string>()
+  for (const entries of LOG_LENGTHS) {
+    await limiter.consume(`log:${entries}`)
+    const [found] = await admin.keys(`*{log:${entries}}`)
+    if (found === undefined) throw new Error(`no Redis key found for the sliding log of ${entries} entries`)
+    redisKeys.set(entries, found)
+  }
+  const micros = new Map<number, number[]>(LOG_LENGTHS.map((entries) => [entries, []]))
+  for (let round = 0; round < rounds; round++) {
+    for (const entries of LOG_LENGTHS) {
+      // Redis's clock, which the store decides on: the log's newest entry just before it.
+      const [seconds = 0, microseconds = 0] = (await admin.time()).map(Number)
+      const nowMs = seconds * 1000 + Math.floor(microseconds / 1000)
+      await admin.set(redisKeys.get(entries) as string, storedLog(entries, nowMs, windowMs), 'PX', windowMs)
+      const before = await commandStats(admin)
+      for (let i = 0; i < calls; i++) {
+        const decision = await limiter.consume(`log:${entries}`)
+        if (!decision.allowed) throw new Error(`the sliding log of ${entries} entries refused a call`)
+      }
+      const script = statsBetween(before, await commandStats(admin)).get('evalsha')
+      micros.get(entries)?.push(script === undefined ? 0 : script.usec / script.calls)
+    }
+  }
+  const rows = LOG_LENGTHS.map((entries) => {
+    const s = summarize(micros.get(entries) as number[])
+    return [entries, s.median, s.min, s.max]
+  })
+  const longest = summarize(micros.get(LOG_LENGTHS[2]) as number[]).median
+  const shortest = summarize(micros.get(LOG_LENGTHS[0]) as number[]).median
+  const target = atMost(
+    `Redis sliding log: µs per call at ${LOG_LENGTHS[2]} entries / at ${LOG_LENGTHS[0]}`,
+    longest / shortest,
+    LONGEST_LOG_OVER_SHORTEST,
+    'ratio',
+  )
+  return { rows, target }
+}
+
 /** The name of Sluice's contender: coalesced (the default), or each decision its own call (`coalesce: false`). */
 const sluiceName = (algorithm: AlgorithmName, coalesce = true) =>
   coalesce ? `sluice ${algorithm}` : `sluice ${algorithm}, not coalesced`
@@ -195,6 +263,7 @@ export async function runRedis(): Promise<PartResult> {
   const admin = connections.connect()
   const rateRows: (string | number)[][] = []
   const ratioRows: (string | number)[][] = []
+  const logRows: (string | number)[][] = []
   const targets: TargetCheck[] = []
   try {
     const commands = new Map<AlgorithmName, string[]>()
@@ -276,6 +345,9 @@ export async function runRedis(): Promise<PartResult> {
         }
       }
     }
+    const logs = await slidingLogCosts(connections, admin, settings.tiny ? 20 : 300, settings.tiny ? 1 : 5)
+    logRows.push(...logs.rows)
+    targets.push(logs.target)
   } finally {
     for (const client of clients) client.disconnect()
     await server.stop()
@@ -303,6 +375,16 @@ export async function runRedis(): Promise<PartResult> {
       ],
       rows: ratioRows,
     },
+    {
+      title: "A sliding log's cost in Redis by its length",
+      columns: [
+        { header: 'entries in the window', kind: 'count' },
+        { header: 'µs in Redis per call, median', kind: 'micros' },
+        { header: 'min', kind: 'micros' },
+        { header: 'max', kind: 'micros' },
+      ],
+      rows: logRows,
+    },
   ]
   return {
     title: '3. Redis decisions per second (one process, one redis-server)',
@@ -323,7 +405,9 @@ export async function runRedis(): Promise<PartResult> {
       'Redis per script call" is the usec of EVALSHA (and EVAL) in INFO commandstats over each round, per call, and ' +
       '"per decision" the same usec over the decisions made: Redis runs one script at a time, so 1 / that time ' +
       'bounds the decisions one Redis server can make. On 2 cores, redis-server and the client process (or ' +
-      'redis-benchmark) each have about one.',
+      'redis-benchmark) each have about one. The sliding log: a log of 100, 1,000 or 20,000 entries 1 ms apart, ' +
+      "written at once under the store's key in the script's layout, then 300 admitted calls on it one at a time; " +
+      'the usec of EVALSHA per call, the median of 5 alternating rounds, the log written again before each.',
     tables,
     targets,
   }
