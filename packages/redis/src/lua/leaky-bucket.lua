@@ -35,11 +35,9 @@ local function leaky_bucket_refund(state, now, cost, p)
 end
 
 -- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then level, updated_at.
--- Nil for a value that is no such state (see `read` in main.lua).
 local function leaky_bucket_decode(value)
-  if #value ~= 24 then return nil end
-  local expires_at, level, updated_at = struct.unpack('<ddd', value)
-  if not (whole(expires_at) and whole(level) and whole(updated_at)) then return nil end
+  local expires_at, level, updated_at = whole_doubles(value, 3)
+  if expires_at == nil then return nil end
   return expires_at, { level = level, updated_at = updated_at }
 end
 

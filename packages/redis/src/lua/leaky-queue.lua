@@ -57,11 +57,9 @@ end
 
 -- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then
 -- departure_ms, departure_fraction.
--- Nil for a value that is no such state (see `read` in main.lua).
 local function leaky_queue_decode(value)
-  if #value ~= 24 then return nil end
-  local expires_at, departure_ms, departure_fraction = struct.unpack('<ddd', value)
-  if not (whole(expires_at) and whole(departure_ms) and whole(departure_fraction)) then return nil end
+  local expires_at, departure_ms, departure_fraction = whole_doubles(value, 3)
+  if expires_at == nil then return nil end
   return expires_at, { departure_ms = departure_ms, departure_fraction = departure_fraction }
 end
 

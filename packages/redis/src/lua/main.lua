@@ -76,7 +76,7 @@ local function read(key, algorithm)
   if not value then return nil end
   if type(value) == 'table' then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   -- A value this script wrote is exactly as long as its numbers, and every number in it is a whole one (see `whole`):
-  -- each algorithm's decode checks both, and answers nil for anything else (something else wrote the key).
+  -- each algorithm's decode checks both (`whole_doubles`), and answers nil for anything else (something else wrote it).
   local expires_at, state = algorithm.decode(value)
   if expires_at == nil then return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm' end
   if expires_at <= now then

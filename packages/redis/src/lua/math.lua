@@ -25,3 +25,14 @@ local floor = math.floor
 local function whole(n)
   return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == floor(n)
 end
+
+-- The numbers of a value this script wrote as `count` (3 or 4) little-endian doubles, each a whole one; nothing for a
+-- value of another length, or with another number in it (something else wrote the key). Every algorithm that stores
+-- its state whole decodes it with this (see `read` in main.lua).
+local function whole_doubles(value, count)
+  if #value ~= 8 * count then return nil end
+  local a, b, c, d = struct.unpack(count == 4 and '<dddd' or '<ddd', value)
+  if count == 3 then d = 0 end -- the fourth value was the position after the third
+  if whole(a) and whole(b) and whole(c) and whole(d) then return a, b, c, d end
+  return nil
+end

@@ -72,11 +72,9 @@ end
 
 -- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then
 -- window_start, previous, current.
--- Nil for a value that is no such state (see `read` in main.lua).
 local function sliding_window_decode(value)
-  if #value ~= 32 then return nil end
-  local expires_at, window_start, previous, current = struct.unpack('<dddd', value)
-  if not (whole(expires_at) and whole(window_start) and whole(previous) and whole(current)) then return nil end
+  local expires_at, window_start, previous, current = whole_doubles(value, 4)
+  if expires_at == nil then return nil end
   return expires_at, { window_start = window_start, previous = previous, current = current }
 end
 

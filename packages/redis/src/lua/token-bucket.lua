@@ -36,11 +36,9 @@ local function token_bucket_refund(state, now, cost, p)
 end
 
 -- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then tokens, updated_at.
--- Nil for a value that is no such state (see `read` in main.lua).
 local function token_bucket_decode(value)
-  if #value ~= 24 then return nil end
-  local expires_at, tokens, updated_at = struct.unpack('<ddd', value)
-  if not (whole(expires_at) and whole(tokens) and whole(updated_at)) then return nil end
+  local expires_at, tokens, updated_at = whole_doubles(value, 3)
+  if expires_at == nil then return nil end
   return expires_at, { tokens = tokens, updated_at = updated_at }
 end
 

@@ -39,11 +39,9 @@ local function refund_within(state, window_start, window_end, now, cost, limit)
 end
 
 -- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then window_start, used.
--- Nil for a value that is no such state (see `read` in main.lua).
 local function window_count_decode(value)
-  if #value ~= 24 then return nil end
-  local expires_at, window_start, used = struct.unpack('<ddd', value)
-  if not (whole(expires_at) and whole(window_start) and whole(used)) then return nil end
+  local expires_at, window_start, used = whole_doubles(value, 3)
+  if expires_at == nil then return nil end
   return expires_at, { window_start = window_start, used = used }
 end
 
