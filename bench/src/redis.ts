@@ -6,6 +6,7 @@ import { type AlgorithmName, createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import { RateLimiterRedis } from 'rate-limiter-flexible'
+import { storedSlidingLog } from '../../scripts/sliding-log-layout'
 import {
   alternate,
   atLeast,
@@ -126,22 +127,6 @@ const LOG_LENGTHS = [100, 1000, 20_000] as const
 const LONGEST_LOG_OVER_SHORTEST = 2
 
 /**
- * A sliding log of `entries` admissions 1 ms apart, the newest 1 ms before `nowMs`, as the script stores it
- * (packages/redis/src/lua/sliding-log.lua): a header (when it expires, start, end, the running total before start),
- * then each entry's time and running total.
- */
-function storedLog(entries: number, nowMs: number, windowMs: number): Buffer {
-  const value = Buffer.alloc(32 + 16 * entries)
-  const oldest = nowMs - entries
-  for (const [i, field] of [oldest + entries - 1 + windowMs, 0, entries, 0].entries()) value.writeDoubleLE(field, 8 * i)
-  for (let i = 0; i < entries; i++) {
-    value.writeDoubleLE(oldest + i, 32 + 16 * i)
-    value.writeDoubleLE(i + 1, 40 + 16 * i)
-  }
-  return value
-}
-
-/**
  * µs in Redis per sliding-log call on a log of each length: the log is written at once under the key the store
  * uses, then `calls` decisions are made on it one at a time, each admitted. The median of `rounds` alternating rounds,
  * the log written again before each.
@@ -161,10 +146,15 @@ async function slidingLogCosts(connections: Connections, admin: Redis, calls: nu
   const micros = new Map<number, number[]>(LOG_LENGTHS.map((entries) => [entries, []]))
   for (let round = 0; round < rounds; round++) {
     for (const entries of LOG_LENGTHS) {
-      // Redis's clock, which the store decides on: the log's newest entry just before it.
+      // Redis's clock, which the store decides on: the log's newest entry 1 ms before it.
       const [seconds = 0, microseconds = 0] = (await admin.time()).map(Number)
       const nowMs = seconds * 1000 + Math.floor(microseconds / 1000)
-      await admin.set(redisKeys.get(entries) as string, storedLog(entries, nowMs, windowMs), 'PX', windowMs)
+      await admin.set(
+        redisKeys.get(entries) as string,
+        storedSlidingLog(entries, nowMs - entries, windowMs),
+        'PX',
+        windowMs,
+      )
       const before = await commandStats(admin)
       for (let i = 0; i < calls; i++) {
         const decision = await limiter.consume(`log:${entries}`)

@@ -3,6 +3,7 @@
 import { createLimiter } from '@sluice/core'
 import type Redis from 'ioredis'
 import { privateRedis } from '../../../scripts/redis-suite'
+import { storedSlidingLog } from '../../../scripts/sliding-log-layout'
 import { redisKeyOf } from '../src/keys'
 import { replayStore } from '../src/redis-store'
 
@@ -44,21 +45,6 @@ async function fill(
   }
 }
 
-/**
- * A log of `entries` admissions of cost 1, 1 ms apart from START_MS, as the script stores it (see sliding-log.lua): a
- * header (when it expires, start, end, the running total before start), then each entry's time and running total.
- */
-function storedLog(entries: number, windowMs: number): Buffer {
-  const value = Buffer.alloc(32 + 16 * entries)
-  for (const [i, field] of [START_MS + entries - 1 + windowMs, 0, entries, 0].entries())
-    value.writeDoubleLE(field, 8 * i)
-  for (let i = 0; i < entries; i++) {
-    value.writeDoubleLE(START_MS + i, 32 + 16 * i)
-    value.writeDoubleLE(i + 1, 40 + 16 * i)
-  }
-  return value
-}
-
 test('a sliding-log call costs Redis about as much with 20,000 entries in the window as with 100', async () => {
   let now = START_MS
   const store = replayStore({ client, clock: () => now })
@@ -68,7 +54,7 @@ test('a sliding-log call costs Redis about as much with 20,000 entries in the wi
   for (const entries of [100, 1000, 20_000]) {
     const key = `log:${entries}`
     // The log written at once, rather than by `entries` calls.
-    await client.set(redisKeyOf(rule, key), storedLog(entries, rule.windowMs), 'PX', 3_600_000)
+    await client.set(redisKeyOf(rule, key), storedSlidingLog(entries, START_MS, rule.windowMs), 'PX', 3_600_000)
     now = START_MS + entries
     expect((await limiter.consume(key)).remaining).toBe(LIMIT - entries - 1)
     // One call at a time, each a new entry, each at a later time: the cost of a call on a log of that length.
