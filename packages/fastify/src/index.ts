@@ -137,9 +137,6 @@ const FASTIFY: HttpAdapter<FastifyReply> = { ownOptions: ['onRejected'], rawResp
 /** Each limit's hook, and its handle for `fastify.rateLimit`. */
 const HANDLES = new WeakMap<onRequestAsyncHookHandler, RateLimitHandle<FastifyRequest>>()
 
-/** What the onRequest hook returns for a request no limit applies to. */
-const SETTLED: Promise<void> = Promise.resolve()
-
 function limitHook(options: LimitFields): onRequestAsyncHookHandler {
   const policy = createHttpPolicy<FastifyRequest, FastifyReply>(
     options as HttpLimitOptions<FastifyRequest, FastifyReply>,
@@ -191,11 +188,9 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
     of: (request: FastifyRequest) => handleOf(limits.of(request)),
   } satisfies FastifyRateLimits)
   fastify.addHook('onRoute', (route) => limits.declare(route))
-  // Not an async function: it hands over the limit's own promise, which saves a request an await and a promise.
-  // Fastify waits on any promise a hook returns, so a request without a limit gets one already settled.
-  fastify.addHook('onRequest', function rateLimit(request, reply) {
+  fastify.addHook('onRequest', async function rateLimit(request, reply) {
     const limit = limits.of(request)
-    return limit === undefined ? SETTLED : limit.call(this, request, reply)
+    if (limit !== undefined) await limit.call(this, request, reply)
   })
 }
 
