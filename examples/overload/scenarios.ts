@@ -279,11 +279,7 @@ export async function littlesLaw(): Promise<LittlesLaw> {
     phases,
     patienceMs: 5_000,
     gate: (time) => {
-      const limiter = createConcurrencyLimiter({
-        limit: 30,
-        store: new MemoryLeaseStore({ clock: () => time.now() }),
-        timers: time,
-      })
+      const limiter = createConcurrencyLimiter({ limit: 30, store: new MemoryLeaseStore(), timers: time })
       return () => limiter.acquire('all')
     },
   })

@@ -1,13 +1,19 @@
-// Concurrency leases on Redis: the script mirrors the memory lease table decision for decision; four processes on
-// one Redis never run more than the limit at once (counted inside their handlers); a killed instance's leases come
-// back after `lease`, while a live instance renews the leases of its long requests.
+// Concurrency leases on Redis: the script mirrors the lease table of the core decision for decision; four processes
+// on one Redis never run more than the limit at once (counted inside their handlers); a killed instance's leases come
+// back after `lease`, while a live instance renews the leases of its long requests; leases Redis lost (a restart, a
+// flush) or never had (granted in memory during an outage) are counted again; a key holding something else fails
+// its own calls alone.
 import { type ChildProcess, fork } from 'node:child_process'
 import { get as httpGet } from 'node:http'
 import { join } from 'node:path'
-import { createConcurrencyLimiter, MemoryLeaseStore, StoreUnavailableError } from '@sluice/core'
-import type { LeaseScope } from '@sluice/core/store'
+import { createConcurrencyLimiter, StoreKeyError, StoreUnavailableError } from '@sluice/core'
+import { acquireLeases, type LeaseScope, type LeaseStore, type LeaseTable, renewLeases } from '@sluice/core/store'
+import { concurrencyLimit } from '@sluice/express'
 import { RedisLeaseStore } from '@sluice/redis'
+import express from 'express'
 import Redis from 'ioredis'
+import request from 'supertest'
+import { VirtualTime } from '../../examples/overload/virtual-time'
 import leaseSource from '../../packages/redis/src/lease.lua'
 import { LEASE_SCRIPT_SHA, leaseKeys } from '../../packages/redis/src/lease-store'
 import { CLIENT_KINDS, type KindClient, kindClient } from '../../scripts/redis-clients'
@@ -42,8 +48,32 @@ test('SCRIPT LOAD returns the SHA the store calls', async () => {
   expect(await client.script('LOAD', leaseSource)).toBe(LEASE_SCRIPT_SHA)
 })
 
+/** The lease tables of the core (acquireLeases, renewLeases) over the same keys, as the script keeps them in Redis. */
+function tableModel() {
+  const tables = new Map<string, LeaseTable>()
+  const of = (scope: LeaseScope, key: string) =>
+    leaseKeys(scope, key).map((name) => {
+      let table = tables.get(name)
+      if (table === undefined) {
+        table = new Map()
+        tables.set(name, table)
+      }
+      return table
+    })
+  return {
+    tables,
+    acquire: (scope: LeaseScope, key: string, holder: string, now: number) =>
+      acquireLeases(of(scope, key), scope.limits, holder, now, scope.leaseMs),
+    renew: (scope: LeaseScope, key: string, holders: readonly string[], now: number) =>
+      renewLeases(of(scope, key), holders, now, scope.leaseMs),
+    release: (scope: LeaseScope, key: string, holder: string) => {
+      for (const table of of(scope, key)) table.delete(holder)
+    },
+  }
+}
+
 test.each(CLIENT_KINDS)(
-  'the script decides as the memory lease table, call for call, on a shared trace (%s)',
+  'the script decides and renews as the lease tables of the core, call for call, on a shared trace (%s)',
   async (kind) => {
     let now = 1_000_000
     const clock = () => now
@@ -52,7 +82,7 @@ test.each(CLIENT_KINDS)(
     const storeClient = kind === 'ioredis' ? client : nodeRedis.client
     // A generous timeout, and no silent fallback: a slow answer on a loaded machine must not become a local decision.
     const redis = new RedisLeaseStore({ client: storeClient, clock, timeout: 10_000, onError: 'closed' })
-    const memory = new MemoryLeaseStore({ clock })
+    const model = tableModel()
     const scope: LeaseScope = { prefix: `trace-${kind}`, name: 'diff', limits: [3, 5], global: true, leaseMs: 1000 }
     const held: { key: string; holder: string }[] = []
     let seed = 7
@@ -66,21 +96,33 @@ test.each(CLIENT_KINDS)(
       if (action < 0.55) {
         const key = `k${Math.floor(random() * 3)}`
         const holder = `h${step}`
-        const [fromRedis, fromMemory] = [await redis.acquire(scope, key, holder), memory.acquire(scope, key, holder)]
-        expect(fromRedis).toEqual(fromMemory)
-        if (fromMemory.allowed) held.push({ key, holder })
+        const [fromRedis, fromModel] = [await redis.acquire(scope, key, holder), model.acquire(scope, key, holder, now)]
+        expect(fromRedis).toEqual(fromModel)
+        if (fromModel.allowed) held.push({ key, holder })
       } else if (action < 0.8 && held.length > 0) {
         const [{ key, holder }] = held.splice(Math.floor(random() * held.length), 1) as [
           { key: string; holder: string },
         ]
         await redis.release(scope, key, holder)
-        memory.release(scope, key, holder)
+        model.release(scope, key, holder)
       } else if (held.length > 0) {
         const { key } = held[0] as { key: string }
         const holders = held.filter((h) => h.key === key).map((h) => h.holder)
+        if (random() < 0.2) {
+          // Redis loses this key's table (the global one keeps its leases): the renewal takes them all again.
+          await client.del(leaseKeys(scope, key)[0] as string)
+          model.tables.delete(leaseKeys(scope, key)[0] as string)
+        }
         await redis.renew(scope, key, holders)
-        memory.renew(scope, key, holders)
+        model.renew(scope, key, holders, now)
       }
+    }
+    // The same leases, with the same expiries, in every table (expired ones not yet dropped included).
+    for (const [name, table] of model.tables) {
+      const stored = await client.zrange(name, 0, -1, 'WITHSCORES')
+      const pairs: [string, number][] = []
+      for (let i = 0; i < stored.length; i += 2) pairs.push([stored[i] as string, Number(stored[i + 1])])
+      expect(new Map(pairs)).toEqual(table)
     }
   },
 )
@@ -173,7 +215,7 @@ async function startLeaseWorker(limit: number, leaseMs: number): Promise<LeaseWo
 
 describe('4 instances (processes) on one Redis, each an Express app with concurrencyLimit({ limit: 2 })', () => {
   const LIMIT = 2
-  const LEASE_MS = 600
+  const LEASE_MS = 1000
   let workers: LeaseWorker[] = []
   beforeAll(async () => {
     workers = await Promise.all([0, 1, 2, 3].map(() => startLeaseWorker(LIMIT, LEASE_MS)))
@@ -250,4 +292,193 @@ describe('4 instances (processes) on one Redis, each an Express app with concurr
     )
     await get(`${live.url}/free`)
   }, 60_000)
+})
+
+/** Waits until `redis` answers again (its client reconnects on its own after a restart). */
+async function answering(...clients: { ping(): Promise<unknown> }[]): Promise<void> {
+  for (const redis of clients) {
+    while (
+      !(await redis.ping().then(
+        () => true,
+        () => false,
+      ))
+    )
+      await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Waits until `check` holds, asking again every 20 ms (an event to wait for, not a time). */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+/** `store`, keeping each renewal a limiter starts, so that a test can wait until Redis has answered them. */
+function watchingRenewals(store: LeaseStore): { store: LeaseStore; renewed(): Promise<unknown> } {
+  const renewals: Promise<void>[] = []
+  return {
+    store: {
+      acquire: (scope, key, holder) => store.acquire(scope, key, holder),
+      release: (scope, key, holder) => store.release(scope, key, holder),
+      renew(scope, key, holders) {
+        const renewal = Promise.resolve(store.renew(scope, key, holders))
+        renewals.push(renewal)
+        return renewal
+      },
+    },
+    renewed: () => Promise.all(renewals.splice(0)),
+  }
+}
+
+function collectingLogger(lines: string[]) {
+  return {
+    warn: (message: string) => lines.push(`warn ${message}`),
+    error: (message: string) => lines.push(`error ${message}`),
+    info: (message: string) => lines.push(`info ${message}`),
+  }
+}
+
+describe.each(CLIENT_KINDS)('%s, stores with default options: leases Redis lost or never had', (kind) => {
+  let one: KindClient
+  let two: KindClient
+  beforeEach(async () => {
+    ;[one, two] = [await kindClient(kind, server.port), await kindClient(kind, server.port)]
+  })
+  afterEach(() => {
+    one.close()
+    two.close()
+  })
+
+  test.each<[string, () => Promise<unknown>]>([
+    ['a restart', () => server.restart()],
+    ['FLUSHALL', () => client.flushall()],
+  ])(
+    'regression: a lease lost in %s was never taken again; once its holder renews, nobody is admitted beyond the limit',
+    async (loss, lose) => {
+      const lines: string[] = []
+      const logger = collectingLogger(lines)
+      const name = `lost-${kind}-${loss === 'FLUSHALL' ? 'flush' : 'restart'}`
+      const time = new VirtualTime()
+      // Two instances: A renews on virtual time (a third of the default 30 s lease), B is never asked to.
+      const watched = watchingRenewals(new RedisLeaseStore({ client: one.client, logger }))
+      const a = createConcurrencyLimiter({ limit: 1, name, store: watched.store, timers: time })
+      const b = createConcurrencyLimiter({ limit: 1, name, store: new RedisLeaseStore({ client: two.client, logger }) })
+      const [table] = leaseKeys(a.scope, 'job') as [string]
+      const first = await a.acquire('job')
+      expect(first.allowed).toBe(true)
+
+      await lose()
+      await answering(one, two, client)
+      // Redis has forgotten A's lease, and nobody can tell until A renews it: B is admitted meanwhile.
+      const second = await b.acquire('job')
+      expect(second.allowed).toBe(true)
+      time.runUntil(10_000)
+      await watched.renewed()
+      // A's renewal took its lease again although the table was full: both requests in flight are counted.
+      expect(await client.zcard(table)).toBe(2)
+      await second.release()
+      // A still runs: a third request is refused, on either instance.
+      const third = await b.acquire('job')
+      expect([third.allowed, third.inFlight]).toEqual([false, 1])
+      expect((await a.acquire('job')).allowed).toBe(false)
+      await first.release()
+      const fourth = await b.acquire('job')
+      expect(fourth.allowed).toBe(true)
+      await fourth.release()
+      expect(lines).toEqual([])
+    },
+  )
+
+  test('regression: slots granted in memory during an outage were not counted once Redis was back', async () => {
+    const lines: string[] = []
+    const logger = collectingLogger(lines)
+    const name = `outage-${kind}`
+    const a = createConcurrencyLimiter({ limit: 1, name, store: new RedisLeaseStore({ client: one.client, logger }) })
+    const b = createConcurrencyLimiter({ limit: 1, name, store: new RedisLeaseStore({ client: two.client }) })
+    await server.kill()
+    const first = await a.acquire('job') // onError 'local': counted in A's memory
+    expect(first.allowed).toBe(true)
+    await server.restart()
+    await answering(one, two, client)
+    // A's next acquire writes its local slot to Redis before Redis decides: it is refused, and so is B's.
+    expect((await a.acquire('job')).allowed).toBe(false)
+    expect((await b.acquire('job')).allowed).toBe(false)
+    await first.release()
+    const next = await b.acquire('job')
+    expect(next.allowed).toBe(true)
+    await next.release()
+    expect(lines.map((line) => line.split(' ')[0])).toEqual(['warn', 'info'])
+  })
+
+  test('regression: an instance with no request to make left its local slots out of Redis after the outage', async () => {
+    const name = `outage-idle-${kind}`
+    const logger = collectingLogger([])
+    const a = createConcurrencyLimiter({ limit: 1, name, store: new RedisLeaseStore({ client: one.client, logger }) })
+    const b = createConcurrencyLimiter({ limit: 1, name, store: new RedisLeaseStore({ client: two.client }) })
+    const [table] = leaseKeys(a.scope, 'job') as [string]
+    await server.kill()
+    const first = await a.acquire('job')
+    expect(first.allowed).toBe(true)
+    await server.restart()
+    await answering(one, two, client)
+    // A asks nothing more, yet writes its slot to Redis itself once Redis answers, before B comes.
+    await until(async () => (await client.zcard(table)) === 1)
+    expect((await b.acquire('job')).allowed).toBe(false)
+    await first.release()
+    expect(await client.zcard(table)).toBe(0)
+  })
+
+  test('regression: one lease key holding a string was taken for a Redis outage; it fails its own calls alone, logged once', async () => {
+    const lines: string[] = []
+    const logger = collectingLogger(lines)
+    const name = `poisoned-${kind}`
+    const limiter = createConcurrencyLimiter({
+      limit: 1,
+      name,
+      store: new RedisLeaseStore({ client: one.client, logger }),
+    })
+    // Another instance: Redis's count reaches it.
+    const other = createConcurrencyLimiter({ limit: 1, name, store: new RedisLeaseStore({ client: two.client }) })
+    const [poisoned] = leaseKeys(limiter.scope, 'mallory') as [string]
+    await client.set(poisoned, 'not a lease table')
+    const failures: unknown[] = []
+    for (let i = 0; i < 50; i++) {
+      await limiter.acquire('mallory').then(
+        () => failures.push('admitted'),
+        (error: unknown) => failures.push(error),
+      )
+      const slot = await limiter.acquire('alice')
+      expect(slot.allowed).toBe(true)
+      expect((await other.acquire('alice')).allowed).toBe(false)
+      await slot.release()
+    }
+    expect(failures).toHaveLength(50)
+    for (const failure of failures) {
+      expect(failure).toBeInstanceOf(StoreKeyError)
+      expect([(failure as StoreKeyError).key, (failure as StoreKeyError).rule]).toEqual(['mallory', name])
+    }
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toContain(`error sluice: the Redis key ${JSON.stringify(poisoned)}`)
+    expect(lines[0]).toContain('holds a string')
+    expect(await client.get(poisoned)).toBe('not a lease table')
+
+    // Through HTTP: the middleware answers that key by its onError (503 by default), and logs nothing more.
+    const httpLines: string[] = []
+    const httpLogger = collectingLogger(httpLines)
+    const store = new RedisLeaseStore({ client: one.client, logger: httpLogger })
+    const app = express()
+    app.get(
+      '/',
+      concurrencyLimit({ limit: 1, name, store, logger: httpLogger, key: (req) => String(req.query['user']) }),
+      (_req, res) => {
+        res.send('ok')
+      },
+    )
+    const statuses: number[] = []
+    for (let i = 0; i < 3; i++) {
+      for (const user of ['mallory', 'alice']) statuses.push((await request(app).get(`/?user=${user}`)).status)
+    }
+    expect(statuses).toEqual([503, 200, 503, 200, 503, 200])
+    expect(httpLines).toHaveLength(1)
+    expect(httpLines[0]).toContain('mallory')
+  })
 })

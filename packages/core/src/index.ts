@@ -69,7 +69,6 @@ export {
   type HttpConcurrencyOptions,
   type HttpShedOptions,
   MemoryLeaseStore,
-  type MemoryLeaseStoreOptions,
   PRIORITIES,
   type Priority,
   type QueueOrder,

@@ -18,7 +18,7 @@ export {
   type LeaseStore,
   type LeaseTable,
   MemoryLeaseStore,
-  type MemoryLeaseStoreOptions,
+  renewLeases,
 } from './protect'
 export type { CompiledRule } from './rules'
 export {

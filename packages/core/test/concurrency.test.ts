@@ -1,11 +1,11 @@
 import { createConcurrencyLimiter, InvalidOptionError, MemoryLeaseStore } from '@sluice/core'
-import { acquireLeases, type LeaseScope, type LeaseTable } from '@sluice/core/store'
+import { acquireLeases, type LeaseScope, type LeaseTable, renewLeases } from '@sluice/core/store'
 import { VirtualTime } from '../../../examples/overload/virtual-time'
 import { countingTimers } from './helpers/counting-timers'
 
 function limiterAt(options: { limit?: number; globalLimit?: number; lease?: number }) {
   const time = new VirtualTime()
-  const store = new MemoryLeaseStore({ clock: () => time.now() })
+  const store = new MemoryLeaseStore()
   return { time, store, limiter: createConcurrencyLimiter({ ...options, store, timers: time }) }
 }
 
@@ -55,24 +55,38 @@ test('a refused request is told when a slot should free: the mean hold time over
   expect(refused.retryAfterMs).toBe(200)
 })
 
-test('a lease that is not renewed expires after `lease`; the limiter renews the slots it holds', async () => {
-  const { time, store, limiter } = limiterAt({ limit: 2, lease: 300 })
-  const scope = limiter.scope
-  // A holder that died: it took a lease and will never renew or release it.
-  expect(store.acquire(scope, 'a', 'crashed-instance:1').allowed).toBe(true)
-  const held = await limiter.acquire('a')
-  expect((await limiter.acquire('a')).allowed).toBe(false)
-  time.runUntil(299)
-  expect((await limiter.acquire('a')).allowed).toBe(false)
-  // At 300 ms the dead lease is gone; the held one was renewed every 100 ms and is not.
-  time.runUntil(300)
-  const next = await limiter.acquire('a')
-  expect(next.allowed).toBe(true)
-  time.runUntil(5_000)
-  expect((await limiter.acquire('a')).allowed).toBe(false)
-  await held.release()
-  await next.release()
-  expect(store.held(scope, 'a')).toEqual([0])
+test('regression: a slot held in memory expired while the event loop was blocked for longer than its lease', async () => {
+  // Default options: the default memory store, the default 30 s lease and real timers, faked so that the clock can
+  // jump past the lease while no timer runs (a loop blocked for 31 s: the renewal could not run).
+  jest.useFakeTimers()
+  try {
+    const limiter = createConcurrencyLimiter({ limit: 1 })
+    const held = await limiter.acquire('a')
+    jest.setSystemTime(Date.now() + 31_000)
+    const second = await limiter.acquire('a')
+    expect([held.allowed, second.allowed]).toEqual([true, false])
+    jest.advanceTimersByTime(31_000) // the renewals that were due run, late
+    expect((await limiter.acquire('a')).allowed).toBe(false)
+    await held.release()
+    expect((await limiter.acquire('a')).allowed).toBe(true)
+  } finally {
+    jest.useRealTimers()
+  }
+})
+
+test('regression: a lease too short to renew was accepted (down to 1 ms); it must be at least 1 s', () => {
+  for (const lease of [1, 300, 999, '999ms'] as const) {
+    let refused: unknown
+    try {
+      createConcurrencyLimiter({ limit: 1, lease })
+    } catch (error) {
+      refused = error
+    }
+    expect(refused).toBeInstanceOf(InvalidOptionError)
+    expect((refused as InvalidOptionError).option).toBe('lease')
+    expect((refused as Error).message).toContain("must be at least '1s'")
+  }
+  expect(createConcurrencyLimiter({ limit: 1, lease: '1s' }).scope.leaseMs).toBe(1000)
 })
 
 test('the lease table: expired leases are dropped when a table looks full, at exactly their expiry', () => {
@@ -147,7 +161,7 @@ test('limiters on one store share their slots only under the same name and prefi
 
 test('renewals extend the leases still held, per key, and stop (with their timer) once nothing is held', async () => {
   const time = new VirtualTime()
-  const store = new MemoryLeaseStore({ clock: () => time.now() })
+  const store = new MemoryLeaseStore()
   const renewals: string[] = []
   const recording = {
     acquire: store.acquire.bind(store),
@@ -158,35 +172,40 @@ test('renewals extend the leases still held, per key, and stop (with their timer
     },
   }
   const { timers, timersSet } = countingTimers(time)
-  const limiter = createConcurrencyLimiter({ limit: 5, lease: 300, store: recording, timers })
+  const limiter = createConcurrencyLimiter({ limit: 5, lease: 3000, store: recording, timers })
   const a1 = await limiter.acquire('a')
   const a2 = await limiter.acquire('a')
   const b1 = await limiter.acquire('b')
-  time.runUntil(50)
+  time.runUntil(500)
   await a1.release()
-  time.runUntil(150)
-  expect(renewals).toEqual(['100 a:1', '100 b:1'])
+  time.runUntil(1500)
+  expect(renewals).toEqual(['1000 a:1', '1000 b:1'])
   await a2.release()
   await b1.release()
-  time.runUntil(10_000)
-  expect(renewals).toEqual(['100 a:1', '100 b:1'])
+  time.runUntil(100_000)
+  expect(renewals).toEqual(['1000 a:1', '1000 b:1'])
   expect(timersSet()).toBe(2)
 })
 
-test('a renewal extends only the leases still held: a released holder is not taken back', () => {
-  let now = 0
-  const store = new MemoryLeaseStore({ clock: () => now })
-  const scope: LeaseScope = { prefix: 'sluice', name: 'n', limits: [5], global: false, leaseMs: 100 }
+test('in memory a renewal changes nothing: a released holder is not taken back, a held one never expires', () => {
+  const store = new MemoryLeaseStore()
+  const scope: LeaseScope = { prefix: 'sluice', name: 'n', limits: [2], global: false, leaseMs: 1000 }
   store.acquire(scope, 'a', 'h1')
   store.acquire(scope, 'a', 'h2')
   store.release(scope, 'a', 'h1')
-  now = 50
   store.renew(scope, 'a', ['h1', 'h2'])
   expect(store.held(scope, 'a')).toEqual([1])
-  // h2's lease now runs to 150 ms: a table that looks full at 120 ms still holds it.
-  const full: LeaseScope = { ...scope, limits: [1] }
-  now = 120
-  expect(store.acquire(full, 'a', 'h3')).toEqual({ allowed: false, inFlight: [1] })
+})
+
+test('the lease table renews as lease.lua does: a lost lease is taken again, even in a full table', () => {
+  const table: LeaseTable = new Map([['other', 5000]])
+  expect(renewLeases([table], ['h1', 'other'], 2000, 1000)).toBe(1)
+  expect([...table]).toEqual([
+    ['other', 3000],
+    ['h1', 3000],
+  ])
+  // Over the limit now, the table admits nobody until enough leases are released.
+  expect(acquireLeases([table], [1], 'h2', 2500, 1000)).toEqual({ allowed: false, inFlight: [2] })
 })
 
 test('the lease table counts expired leases until it looks full, as lease.lua does', () => {
@@ -247,11 +266,5 @@ describe('concurrency limits: option errors name the option and say what it take
     expect(limiter.store).toBeInstanceOf(MemoryLeaseStore)
     expect(limiter.scope).toEqual({ prefix: 'p', name: 'a-b.c_d', limits: [1, 2], global: true, leaseMs: 10_000 })
     expect((await limiter.acquire('k')).allowed).toBe(true)
-  })
-
-  test('the memory lease store refuses a clock that is not a function', () => {
-    expect(() => new MemoryLeaseStore({ clock: 5 as unknown as () => number })).toThrow(
-      'sluice: option "clock" must be a function returning milliseconds (got 5)',
-    )
   })
 })

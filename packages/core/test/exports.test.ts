@@ -11,7 +11,7 @@ const PUBLIC = `
   HeaderMode HeadersOption HttpCommonOptions HttpConcurrencyOptions HttpLimitOptions HttpQuotaLimitOptions
   HttpRateBucketLimitOptions HttpRuleDefaults HttpRuleOptions HttpShedOptions HttpStackedBucketLimitOptions
   HttpStackedLimitOptions HttpWindowLimitOptions InheritedBucketRuleOptions InsideEachRule InvalidOptionError
-  KeyFunction Limiter LimiterCommonOptions LimiterOptions Logger MemoryLeaseStore MemoryLeaseStoreOptions
+  KeyFunction Limiter LimiterCommonOptions LimiterOptions Logger MemoryLeaseStore
   MemoryStore MemoryStoreOptions NotWithPeriod NotWithRules PRIORITIES Priority QueueOrder QuotaLimiterOptions
   QuotaRuleOptions RateBucketLimiterOptions RateBucketRuleOptions RateLimitError RateLimitHandle RateNeedsABucket
   RequestLimit RequestWindow RuleDecision RuleKey RuleLimits RuleOptions ShedEvent ShedReason Shedder

@@ -15,19 +15,24 @@ const SHOWN_KEY_CHARS = 200
 export class KeyErrors {
   private readonly logged = new Set<string>()
 
+  /**
+   * `owner`: what wrote the keys (a rule, a concurrency limiter); `remedy`: what ends a key's failures.
+   */
   constructor(
     private readonly logger: Logger,
     private readonly maxKeys: number,
+    private readonly owner = 'rule',
+    private readonly remedy = 'the key is deleted (limiter.reset) or expires',
   ) {}
 
   /** The error a request gets when the script failed on the key of `rule`; logged once per Redis key. */
-  failed(cause: unknown, rule: CompiledRule, key: string, redisKey: string): StoreKeyError {
+  failed(cause: unknown, rule: Pick<CompiledRule, 'name'>, key: string, redisKey: string): StoreKeyError {
     const { holds } = keyProblem(cause)
     const shown = (text: string) =>
       JSON.stringify(text.length > SHOWN_KEY_CHARS ? `${text.slice(0, SHOWN_KEY_CHARS)}…` : text)
     const message =
-      `sluice: the Redis key ${shown(redisKey)} (rule "${rule.name}", key ${shown(key)}) ${holds}, not a state ` +
-      'this rule wrote; its requests fail until the key is deleted (limiter.reset) or expires. No other key is affected.'
+      `sluice: the Redis key ${shown(redisKey)} (${this.owner} "${rule.name}", key ${shown(key)}) ${holds}, not a ` +
+      `state this ${this.owner} wrote; its requests fail until ${this.remedy}. No other key is affected.`
     if (!this.logged.has(redisKey)) {
       if (this.logged.size >= this.maxKeys) this.logged.delete(this.logged.values().next().value as string)
       this.logged.add(redisKey)

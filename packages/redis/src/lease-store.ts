@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { type FailurePolicy, type Logger, MemoryLeaseStore, StoreUnavailableError } from '@sluice/core'
+import { type FailurePolicy, type Logger, type StoreKeyError, StoreUnavailableError } from '@sluice/core'
 import {
   checkFunction,
   checkLogger,
@@ -12,9 +12,11 @@ import {
 } from '@sluice/core/store'
 import { type IoredisClient, type NodeRedisClient, type StoreClient, storeClientOf } from './client'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS, Deadlines } from './deadlines'
-import { errorCode } from './errors'
+import { errorCode, keyProblem, reachOf } from './errors'
+import { KeyErrors } from './key-errors'
 import { escapeKey, escapePrefix } from './keys'
 import leaseSource from './lease.lua'
+import { LocalLeases } from './local-leases'
 
 /**
  * The client the lease store uses: an ioredis `Redis` or `Cluster`, or a node-redis client or cluster (it calls
@@ -41,7 +43,10 @@ export interface RedisLeaseStoreOptions {
    * `'open'` admits; `'closed'` throws `StoreUnavailableError` (the HTTP adapters answer 503).
    */
   onError?: FailurePolicy
-  /** Gets one warning per outage and one info line per recovery. Default `console`. */
+  /**
+   * Gets one warning per outage and one info line per recovery, and one error per Redis key that holds something
+   * other than a lease table. Default `console`.
+   */
   logger?: Logger
   /** Tests only: the time in ms, sent to the script instead of the Redis server's TIME. */
   clock?: () => number
@@ -51,6 +56,10 @@ const SCRIPT = { source: leaseSource, sha: createHash('sha1').update(leaseSource
 const POLICIES: readonly FailurePolicy[] = ['local', 'open', 'closed']
 // With an explicit clock the leases' times need not follow the wall clock: the tables outlive them by this much.
 const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
+// The most lease keys remembered as logged for holding something else: a flood of them cannot grow memory.
+const LOGGED_KEY_ERRORS = 1000
+// While slots granted in memory are not in Redis yet, how often they are offered to it (as RedisStore probes).
+const LOCAL_WRITE_INTERVAL_MS = 250
 
 /**
  * Concurrency leases in Redis, shared by every instance: a lease per request in flight, taken by one atomic script
@@ -60,6 +69,12 @@ const EXPLICIT_CLOCK_TTL_SLACK_MS = 3_600_000
  *
  * On a Cluster a limiter's tables share a hash tag: the key's alone, or, with a global limit, one tag for all its
  * tables (every request touches the global table anyway).
+ *
+ * Redis may lose leases (a restart, FLUSHALL, a failover to a replica that had not got them, an eviction): a renewal
+ * takes a missing lease again, even in a full table, so once the holders have renewed, every request in flight is
+ * counted and nobody is admitted until the count is back below the limit. Slots granted in memory during an outage
+ * are written to Redis before it decides anything else. A table's key that holds something else fails the calls on
+ * that key alone with a `StoreKeyError`, logged once: it is no outage.
  *
  * @example
  * import Redis from 'ioredis'
@@ -74,7 +89,11 @@ export class RedisLeaseStore implements LeaseStore {
   private readonly onError: FailurePolicy
   private readonly logger: Logger
   private readonly clock: (() => number) | undefined
-  private local: MemoryLeaseStore | undefined
+  private readonly keyErrors: KeyErrors
+  private local: LocalLeases | undefined
+  /** The write of the local slots to Redis under way, which acquires wait for. */
+  private writing: Promise<void> | undefined
+  private writeTimer: ReturnType<typeof setTimeout> | undefined
   private failing = false
 
   constructor(options: RedisLeaseStoreOptions) {
@@ -90,29 +109,72 @@ export class RedisLeaseStore implements LeaseStore {
     this.onError = onError
     this.logger = logger
     this.clock = clock
+    this.keyErrors = new KeyErrors(logger, LOGGED_KEY_ERRORS, 'concurrency limiter', 'the key is deleted or expires')
   }
 
   async acquire(scope: LeaseScope, key: string, holder: string): Promise<LeaseOutcome> {
     try {
+      // Redis must count the slots this instance granted while it was down before it admits anyone else.
+      if (this.local?.pending === true) await this.writeLocal()
       const reply = await this.run(scope, key, 'acquire', [holder, ...scope.limits.map(String)])
       return parseOutcome(reply, scope.limits.length)
     } catch (error) {
+      if (reachOf(error) === 'key') throw this.keyFailed(error, scope, key)
       this.failed(error)
       if (this.onError === 'closed') throw new StoreUnavailableError('sluice: Redis is unavailable', { cause: error })
       if (this.onError === 'open') return { allowed: true, inFlight: scope.limits.map(() => 0) }
-      return this.localStore().acquire(scope, key, holder)
+      this.local ??= new LocalLeases()
+      const outcome = this.local.acquire(scope, key, holder)
+      if (outcome.allowed) this.armLocalWrite()
+      return outcome
     }
   }
 
   async renew(scope: LeaseScope, key: string, holders: readonly string[]): Promise<void> {
-    this.local?.renew(scope, key, holders)
-    await this.run(scope, key, 'renew', holders).catch((error: unknown) => this.failed(error))
+    await this.run(scope, key, 'renew', holders).catch((error: unknown) => this.callFailed(error, scope, key))
   }
 
   async release(scope: LeaseScope, key: string, holder: string): Promise<void> {
     // A lease taken locally during an outage is given back there; one in Redis expires anyway if this fails.
     this.local?.release(scope, key, holder)
-    await this.run(scope, key, 'release', [holder]).catch((error: unknown) => this.failed(error))
+    await this.run(scope, key, 'release', [holder]).catch((error: unknown) => this.callFailed(error, scope, key))
+  }
+
+  /** Writes the slots granted locally and still held to Redis, as renewals (which take a missing lease again). */
+  private writeLocal(): Promise<void> {
+    const local = this.local as LocalLeases
+    this.writing ??= local
+      .writeTo((scope, key, holders) =>
+        this.run(scope, key, 'renew', holders).then(
+          () => undefined,
+          (error: unknown) => {
+            // A table that went bad meanwhile keeps its slots in memory alone; its own calls report it.
+            if (reachOf(error) !== 'key') throw error
+            this.keyFailed(error, scope, key)
+          },
+        ),
+      )
+      .finally(() => {
+        this.writing = undefined
+      })
+    return this.writing
+  }
+
+  /**
+   * Offers the local slots to Redis every `LOCAL_WRITE_INTERVAL_MS` until it has them all, so that Redis counts them
+   * soon after it is back even if this instance has no request to make (another instance's would be admitted).
+   */
+  private armLocalWrite(): void {
+    if (this.writeTimer !== undefined) return
+    this.writeTimer = setTimeout(() => {
+      this.writeLocal()
+        .catch((error: unknown) => this.failed(error))
+        .finally(() => {
+          this.writeTimer = undefined
+          if (this.local?.pending === true) this.armLocalWrite()
+        })
+    }, LOCAL_WRITE_INTERVAL_MS)
+    this.writeTimer.unref()
   }
 
   /** One EVALSHA; after a Redis restart or SCRIPT FLUSH, one EVAL that loads the script again. */
@@ -135,6 +197,19 @@ export class RedisLeaseStore implements LeaseStore {
     return reply
   }
 
+  /** A renewal or a release that failed: a key of its own (logged once), or Redis (logged once per outage). */
+  private callFailed(error: unknown, scope: LeaseScope, key: string): void {
+    if (reachOf(error) === 'key') this.keyFailed(error, scope, key)
+    else this.failed(error)
+  }
+
+  /** The error of a call whose table (the script names it) holds something else; logged once per Redis key. */
+  private keyFailed(error: unknown, scope: LeaseScope, key: string): StoreKeyError {
+    const keys = leaseKeys(scope, key)
+    const redisKey = keys[Math.min(keys.length - 1, keyProblem(error).index)] as string
+    return this.keyErrors.failed(error, scope, key, redisKey)
+  }
+
   private failed(error: unknown): void {
     if (this.failing) return
     this.failing = true
@@ -142,11 +217,6 @@ export class RedisLeaseStore implements LeaseStore {
       `sluice: the Redis lease store failed (${error instanceof Error ? error.message : String(error)}); ` +
         `${{ local: 'counting slots in local memory', open: 'admitting', closed: 'rejecting' }[this.onError]} until it answers`,
     )
-  }
-
-  private localStore(): MemoryLeaseStore {
-    this.local ??= new MemoryLeaseStore(this.clock === undefined ? {} : { clock: this.clock })
-    return this.local
   }
 }
 

@@ -1,5 +1,5 @@
 import { checkFunction, checkObject, checkOptionNames } from '../checks'
-import { describe, InvalidOptionError, StoreUnavailableError } from '../errors'
+import { describe, InvalidOptionError, StoreKeyError, StoreUnavailableError } from '../errors'
 import { type KeyFunction, NO_STORE, type RequestFacts, retryAfterSeconds } from '../http'
 import { checkIpv6Subnet } from '../http/ip'
 import { clientKeys } from '../http/keys'
@@ -39,6 +39,13 @@ export interface HttpConcurrencyPolicy<Req> {
   readonly limiter: ConcurrencyLimiter
   /** Takes a slot (released when the response ends or the client goes away), or answers 429. */
   handle(req: Req, facts: RequestFacts, raw: ResponseLifecycle): Promise<ProtectVerdict>
+}
+
+const UNAVAILABLE: ProtectVerdict = {
+  action: 'reject',
+  status: 503,
+  headers: [NO_STORE],
+  body: { error: 'concurrency limiter unavailable' },
 }
 
 const OPTIONS = [
@@ -109,6 +116,8 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
   }
 
   const storeFailed = (error: unknown): ProtectVerdict => {
+    // One key the store cannot use is no outage, and the store has logged it (once per key): `onError` answers it.
+    if (error instanceof StoreKeyError) return onError === 'open' ? PASS : UNAVAILABLE
     if (!storeFailing) {
       storeFailing = true // once per outage, not once per request
       const admitting = !(error instanceof StoreUnavailableError) && onError === 'open'
@@ -118,7 +127,7 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
       )
     }
     if (!(error instanceof StoreUnavailableError) && onError === 'open') return PASS
-    return { action: 'reject', status: 503, headers: [NO_STORE], body: { error: 'concurrency limiter unavailable' } }
+    return UNAVAILABLE
   }
 
   return {

@@ -17,8 +17,8 @@ export interface ConcurrencyLimiterOptions {
   /** The most requests in flight at once across all keys. */
   globalLimit?: number
   /**
-   * How long a slot lasts in the store unless renewed; the limiter renews the slots it holds every third of it,
-   * so only the slots of a process that died expire. Default `'30s'`.
+   * How long a slot lasts in a shared store unless renewed; the limiter renews the slots it holds every third of
+   * it, so only the slots of a process that died expire. At least `'1s'`; default `'30s'`.
    */
   lease?: Duration
   /** Default: a new {@link MemoryLeaseStore}; `RedisLeaseStore` from `@sluice/redis` shares slots between instances. */
@@ -71,6 +71,9 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/
 // Until a slot has been released, a refused request is told to come back in a second.
 const UNKNOWN_HOLD_MS = 1000
 const HOLD_WEIGHT = 1 / 32
+// Renewed every third of it, a lease of 1 s outlasts a renewal up to 666 ms late (a busy event loop, a slow Redis
+// call, a GC pause); a shorter one would lapse under requests that still run whenever the instance is busy.
+const MIN_LEASE_MS = 1000
 // One id per process, so holders of different instances never collide in a shared store.
 const INSTANCE = randomUUID()
 let holderSeq = 0
@@ -212,12 +215,13 @@ export function createConcurrencyLimiter(options: ConcurrencyLimiterOptions): Co
     )
   }
   checkTimers(options.timers)
-  const scope: LeaseScope = {
-    prefix,
-    name,
-    limits,
-    global: options.globalLimit !== undefined,
-    leaseMs: checkDuration(options.lease, 'lease', '30s'),
+  const leaseMs = checkDuration(options.lease, 'lease', '30s')
+  if (leaseMs < MIN_LEASE_MS) {
+    throw new InvalidOptionError(
+      'lease',
+      `must be at least '1s', so that renewals every third of it keep up on a busy instance (got ${describe(options.lease)})`,
+    )
   }
+  const scope: LeaseScope = { prefix, name, limits, global: options.globalLimit !== undefined, leaseMs }
   return new Limiter(scope, store, options.timers ?? realTimers)
 }

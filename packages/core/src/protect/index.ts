@@ -18,7 +18,7 @@ export {
   type LeaseStore,
   type LeaseTable,
   MemoryLeaseStore,
-  type MemoryLeaseStoreOptions,
+  renewLeases,
 } from './lease-table'
 export { PRIORITIES, type Priority } from './priority'
 export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from './shed-policy'

@@ -1,5 +1,3 @@
-import { describe, InvalidOptionError } from '../errors'
-
 /**
  * Where a concurrency limiter's leases live, compiled once per limiter: `keys[i]` of a call are counted against
  * `limits[i]`. Two limiters with the same `prefix` and `name` on one store share their leases.
@@ -31,9 +29,9 @@ export interface LeaseOutcome {
 }
 
 /**
- * Holds concurrency leases: a lease per request in flight, per table (the key's and the global one), each
- * expiring `leaseMs` after it was taken or last renewed, so the leases of a process that died come back on their
- * own. `MemoryLeaseStore` is the default; `RedisLeaseStore` from `@sluice/redis` shares them between instances.
+ * Holds concurrency leases: a lease per request in flight, per table (the key's and the global one). In a shared
+ * store each expires `leaseMs` after it was taken or last renewed, so the leases of a process that died come back on
+ * their own. `MemoryLeaseStore` is the default; `RedisLeaseStore` from `@sluice/redis` shares them between instances.
  * `tables[i]` names the table `scope.limits[i]` counts (the key, or the global table).
  *
  * @example
@@ -42,7 +40,11 @@ export interface LeaseOutcome {
 export interface LeaseStore {
   /** Takes a lease for `holder` in every table if each has fewer than its limit, all or nothing. */
   acquire(scope: LeaseScope, key: string, holder: string): LeaseOutcome | Promise<LeaseOutcome>
-  /** Extends the leases of `holders` (those still held) to `leaseMs` from now. */
+  /**
+   * Extends the leases of `holders`, all still held by the caller, to `leaseMs` from now. A shared store takes a
+   * lease it lost (Redis restarted, was flushed, failed over or evicted it) again, even in a full table: the request
+   * still runs, so it is counted, and nobody else is admitted until the leases held are back below the limit.
+   */
   renew(scope: LeaseScope, key: string, holders: readonly string[]): void | Promise<void>
   /** Gives the holder's leases back. */
   release(scope: LeaseScope, key: string, holder: string): void | Promise<void>
@@ -82,44 +84,42 @@ export function acquireLeases(
   return { allowed, inFlight }
 }
 
+/**
+ * A renewal, as `lease.lua` runs it: every holder's lease in every table runs to `now + leaseMs`, and one that is
+ * missing (lost by the store) is taken again whether or not the table has room. Returns how many were taken again.
+ *
+ * @example
+ * renewLeases([keyTable], ['h1'], Date.now(), 30_000) // 0: h1's lease was there, and now runs 30 s more
+ */
+export function renewLeases(tables: readonly LeaseTable[], holders: readonly string[], now: number, leaseMs: number) {
+  let retaken = 0
+  for (const table of tables) {
+    for (const holder of holders) {
+      if (!table.has(holder)) retaken++
+      table.set(holder, now + leaseMs)
+    }
+  }
+  return retaken
+}
+
 function dropExpired(table: LeaseTable, now: number): void {
   for (const [holder, expiresAt] of table) if (expiresAt <= now) table.delete(holder)
 }
 
 /**
- * Options of {@link MemoryLeaseStore}.
- *
- * @example
- * let now = 0
- * const store = new MemoryLeaseStore({ clock: () => now })
- */
-export interface MemoryLeaseStoreOptions {
-  /** The time in ms. Default `Date.now()`; inject one in tests. */
-  clock?: () => number
-}
-
-/**
  * Concurrency leases in this process. Memory is bounded by the requests in flight: a table is dropped as soon as
- * its last lease is released. Leases expire as in Redis, so a slot acquired and never released (a bug) comes back
- * after `lease`, unless its limiter keeps renewing it.
+ * its last lease is released. A lease here never expires: the store lives in the process of the limiter that holds
+ * the lease, so there is no crashed holder to wait for, and only `release()` gives a slot back. (An expiry would
+ * give a slot away whenever the event loop was blocked for longer than a lease, while its request still ran.)
  *
  * @example
  * const inFlight = createConcurrencyLimiter({ limit: 10, store: new MemoryLeaseStore() })
  */
 export class MemoryLeaseStore implements LeaseStore {
-  private readonly clock: () => number
   /** By `name:prefix` (a name holds no ':'): each key's table, and the global table under `GLOBAL`. */
   private readonly scopes = new Map<string, Map<string | typeof GLOBAL, LeaseTable>>()
 
-  constructor(options: MemoryLeaseStoreOptions = {}) {
-    const { clock = () => Date.now() } = options
-    if (typeof clock !== 'function') {
-      throw new InvalidOptionError('clock', `must be a function returning milliseconds (got ${describe(clock)})`)
-    }
-    this.clock = clock
-  }
-
-  /** Leases held now under `scope` for `key`, per table (expired ones included until they are dropped). */
+  /** Leases held now under `scope` for `key`, per table. */
   held(scope: LeaseScope, key: string): number[] {
     const tables = this.scopes.get(scopeId(scope))
     return tableNames(scope, key).map((name) => tables?.get(name)?.size ?? 0)
@@ -134,7 +134,8 @@ export class MemoryLeaseStore implements LeaseStore {
     }
     const names = tableNames(scope, key)
     const found = names.map((name) => tables.get(name) ?? new Map<string, number>())
-    const outcome = acquireLeases(found, scope.limits, holder, Math.floor(this.clock()), scope.leaseMs)
+    // Leases that run to Infinity: none is ever dropped as expired.
+    const outcome = acquireLeases(found, scope.limits, holder, 0, Number.POSITIVE_INFINITY)
     names.forEach((name, i) => {
       const table = found[i] as LeaseTable
       // Only tables holding leases are kept: memory stays bounded by the requests in flight.
@@ -145,16 +146,8 @@ export class MemoryLeaseStore implements LeaseStore {
     return outcome
   }
 
-  renew(scope: LeaseScope, key: string, holders: readonly string[]): void {
-    const tables = this.scopes.get(scopeId(scope))
-    if (tables === undefined) return
-    const expiresAt = Math.floor(this.clock()) + scope.leaseMs
-    for (const name of tableNames(scope, key)) {
-      const table = tables.get(name)
-      if (table === undefined) continue
-      for (const holder of holders) if (table.has(holder)) table.set(holder, expiresAt)
-    }
-  }
+  /** Nothing to do: a lease here neither expires nor gets lost, and a released one is not taken back. */
+  renew(_scope: LeaseScope, _key: string, _holders: readonly string[]): void {}
 
   release(scope: LeaseScope, key: string, holder: string): void {
     const id = scopeId(scope)
