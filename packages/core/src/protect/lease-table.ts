@@ -91,7 +91,12 @@ export function acquireLeases(
  * @example
  * renewLeases([keyTable], ['h1'], Date.now(), 30_000) // 0: h1's lease was there, and now runs 30 s more
  */
-export function renewLeases(tables: readonly LeaseTable[], holders: readonly string[], now: number, leaseMs: number) {
+export function renewLeases(
+  tables: readonly LeaseTable[],
+  holders: readonly string[],
+  now: number,
+  leaseMs: number,
+): number {
   let retaken = 0
   for (const table of tables) {
     for (const holder of holders) {
