@@ -153,6 +153,8 @@ async function check(frameworks, own, other) {
     // How a log prints it: `_class [InvalidOptionError]` when the class lost its name.
     inspected: inspect(errors.InvalidOptionError).split('\n')[0],
     recognisedAcrossFormats: recognisedAcross(own, other),
+    // The SHA-256 the events carry: crypto.hash where Node has it (20.12 and later), createHash before.
+    keyHash: core.keyHash('user:42'),
   }
 }
 

@@ -58,6 +58,10 @@ describe.each([
     expect(results.errorCodes).toEqual(expected.errorCodes)
   })
 
+  it('computes the key hash of the events (crypto.hash is missing before Node 20.12)', () => {
+    expect(results.keyHash).toBe(expected.keyHash)
+  })
+
   it('prints everything expected.json holds, and nothing else', () => {
     expect(results).toEqual(expected)
   })
