@@ -130,6 +130,7 @@ export async function runEvents(): Promise<PartResult> {
     quietRatio.median,
     TARGET,
     'ratio',
+    'events cost nothing while nobody subscribes',
   )
   return {
     title: '6. Events: what publishing costs',

@@ -157,9 +157,11 @@ export interface TargetCheck {
   readonly value: number
   /** How the figure reads: `3.10×`, `96.2%`, a count, bytes or microseconds. */
   readonly kind: 'ratio' | 'percent' | 'count' | 'bytes' | 'micros'
-  /** The target as it reads: `≥ 3.00×`, `= 1`. */
+  /** The target as it reads: `≥ 1.00×`, `= 1`. */
   readonly target: string
   readonly passed: boolean
+  /** Why the project pursues it, in a few words (the summary's last column). */
+  readonly reason: string
 }
 
 /** What one part returns: its tables, the targets it checked and a paragraph on how it measured. */
@@ -170,19 +172,31 @@ export interface PartResult {
   readonly targets: readonly TargetCheck[]
 }
 
-/** A figure that must reach at least `target`. */
-export function atLeast(what: string, value: number, target: number, kind: 'ratio' | 'percent'): TargetCheck {
-  return { what, value, kind, target: `≥ ${format(target, kind)}`, passed: value >= target }
+/** A figure that must reach at least `target`, for `reason`. */
+export function atLeast(
+  what: string,
+  value: number,
+  target: number,
+  kind: 'ratio' | 'percent',
+  reason: string,
+): TargetCheck {
+  return { what, value, kind, target: `≥ ${format(target, kind)}`, passed: value >= target, reason }
 }
 
-/** A figure that must stay at or below `target`. */
-export function atMost(what: string, value: number, target: number, kind: 'bytes' | 'ratio' | 'micros'): TargetCheck {
-  return { what, value, kind, target: `≤ ${format(target, kind)}`, passed: value <= target }
+/** A figure that must stay at or below `target`, for `reason`. */
+export function atMost(
+  what: string,
+  value: number,
+  target: number,
+  kind: 'bytes' | 'ratio' | 'micros',
+  reason: string,
+): TargetCheck {
+  return { what, value, kind, target: `≤ ${format(target, kind)}`, passed: value <= target, reason }
 }
 
-/** A count that must be exactly `target`. */
-export function exactly(what: string, value: number, target: number): TargetCheck {
-  return { what, value, kind: 'count', target: `= ${target}`, passed: value === target }
+/** A count that must be exactly `target`, for `reason`. */
+export function exactly(what: string, value: number, target: number, reason: string): TargetCheck {
+  return { what, value, kind: 'count', target: `= ${target}`, passed: value === target, reason }
 }
 
 export function mark(check: TargetCheck): string {

@@ -41,7 +41,10 @@ export function machine(redisVersion: string, startedAt = new Date()): Machine {
   }
 }
 
-/** The whole report: the machine, every target with its mark, each part's method and tables, then `notes`. */
+/**
+ * The whole report: the machine, every target with its mark and its reason, each part's method and tables, then
+ * `notes`. Only targets the project pursues are checked; the ones it dropped, and why, are in analysis.md.
+ */
 export function renderReport(host: Machine, parts: readonly PartResult[], notes = ''): string {
   const targets = parts.flatMap((part) => part.targets)
   const summary = renderTable({
@@ -51,8 +54,9 @@ export function renderReport(host: Machine, parts: readonly PartResult[], notes 
       { header: 'measured', kind: 'text' },
       { header: 'target', kind: 'text' },
       { header: '', kind: 'text' },
+      { header: 'why this target', kind: 'text' },
     ],
-    rows: targets.map((t) => [t.what, format(t.value, t.kind), t.target, mark(t)]),
+    rows: targets.map((t) => [t.what, format(t.value, t.kind), t.target, mark(t), t.reason]),
   })
   return [
     '# Sluice benchmarks',

@@ -1,3 +1,27 @@
+// The brand every Sluice error carries, the same global symbol as @sluice/core's (this package has no dependency to
+// share it from): the ESM and CommonJS builds of the client each define these classes, and `instanceof` reads the
+// brand, so an error thrown by one copy is an instance of the other's class.
+const ERROR_BRAND = Symbol.for('sluice.error')
+
+/** A client error's stable `code`, one per class: match on it (or on `instanceof`), never on the message. */
+export type ClientErrorCode =
+  | 'SLUICE_CLIENT_INVALID_OPTION'
+  | 'SLUICE_WAIT_TOO_LONG'
+  | 'SLUICE_CIRCUIT_OPEN'
+  | 'SLUICE_RETRY_BUDGET_EXHAUSTED'
+  | 'SLUICE_THROTTLED'
+
+/** Brands `errorClass` with `code` and makes `instanceof` read the brand (a subclass keeps the prototype check). */
+function brandError(errorClass: abstract new (...args: never[]) => Error, code: ClientErrorCode): void {
+  Object.defineProperty(errorClass.prototype, ERROR_BRAND, { value: code })
+  Object.defineProperty(errorClass, Symbol.hasInstance, {
+    value: function hasInstance(this: typeof errorClass, value: unknown): boolean {
+      if (this !== errorClass) return Function.prototype[Symbol.hasInstance].call(this, value)
+      return typeof value === 'object' && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === code
+    },
+  })
+}
+
 /**
  * Thrown when an option of the client is invalid. `option` names the option at fault, so a configuration mistake
  * is found at the first call rather than as a strange wait later.
@@ -9,6 +33,7 @@
  */
 export class ClientOptionError extends TypeError {
   override readonly name = 'ClientOptionError'
+  readonly code = 'SLUICE_CLIENT_INVALID_OPTION'
   constructor(
     readonly option: string,
     detail: string,
@@ -16,6 +41,7 @@ export class ClientOptionError extends TypeError {
     super(`@sluice/client: option "${option}" ${detail}`)
   }
 }
+brandError(ClientOptionError, 'SLUICE_CLIENT_INVALID_OPTION')
 
 /** Where a planned wait came from: the server's `Retry-After`, a rate-limit reset, or our own backoff. */
 export type WaitSource = 'retry-after' | 'rate-limit-reset' | 'backoff'
@@ -32,6 +58,7 @@ export type WaitSource = 'retry-after' | 'rate-limit-reset' | 'backoff'
  */
 export class WaitTooLongError extends Error {
   override readonly name = 'WaitTooLongError'
+  readonly code = 'SLUICE_WAIT_TOO_LONG'
   constructor(
     readonly response: Response,
     readonly waitMs: number,
@@ -44,6 +71,7 @@ export class WaitTooLongError extends Error {
     )
   }
 }
+brandError(WaitTooLongError, 'SLUICE_WAIT_TOO_LONG')
 
 /**
  * A call was refused by an open circuit breaker (or by a half-open one whose single trial call is in flight),
@@ -56,6 +84,7 @@ export class WaitTooLongError extends Error {
  */
 export class CircuitOpenError extends Error {
   override readonly name = 'CircuitOpenError'
+  readonly code = 'SLUICE_CIRCUIT_OPEN'
   constructor(
     readonly state: 'open' | 'half-open',
     readonly retryAfterMs: number,
@@ -67,6 +96,7 @@ export class CircuitOpenError extends Error {
     )
   }
 }
+brandError(CircuitOpenError, 'SLUICE_CIRCUIT_OPEN')
 
 /**
  * A retry was due after a network error, but the retry budget was spent, so it was not sent. Thrown only when
@@ -80,6 +110,7 @@ export class CircuitOpenError extends Error {
  */
 export class RetryBudgetExhaustedError extends Error {
   override readonly name = 'RetryBudgetExhaustedError'
+  readonly code = 'SLUICE_RETRY_BUDGET_EXHAUSTED'
   constructor(
     readonly attempts: number,
     cause: unknown,
@@ -90,6 +121,7 @@ export class RetryBudgetExhaustedError extends Error {
     )
   }
 }
+brandError(RetryBudgetExhaustedError, 'SLUICE_RETRY_BUDGET_EXHAUSTED')
 
 /**
  * Adaptive throttling refused a request locally, without sending it: the server has been refusing most of this
@@ -103,6 +135,7 @@ export class RetryBudgetExhaustedError extends Error {
  */
 export class ThrottledError extends Error {
   override readonly name = 'ThrottledError'
+  readonly code = 'SLUICE_THROTTLED'
   constructor(
     readonly refusalProbability: number,
     readonly attempts: number,
@@ -115,6 +148,7 @@ export class ThrottledError extends Error {
     )
   }
 }
+brandError(ThrottledError, 'SLUICE_THROTTLED')
 
 /** Throws a {@link ClientOptionError} that says what the option must be and what it got. */
 export function invalidOption(option: string, rule: string, received: unknown): never {

@@ -13,6 +13,7 @@ export {
 } from './circuit-breaker'
 export {
   CircuitOpenError,
+  type ClientErrorCode,
   ClientOptionError,
   RetryBudgetExhaustedError,
   ThrottledError,

@@ -1,4 +1,37 @@
 /**
+ * The brand every Sluice error carries on its prototype: a key of the global symbol registry, so the ESM and the
+ * CommonJS builds (and two installed versions) of a package share it, where each defines its own classes. An app
+ * that `import`s `@sluice/redis` while its framework adapter is `require`d holds two copies of these classes, and a
+ * plain `instanceof` would tell a store that fails closed from any other error by the copy that threw it.
+ */
+const ERROR_BRAND = Symbol.for('sluice.error')
+
+/** A Sluice error's stable `code`, one per class: match on it (or on `instanceof`), never on the message. */
+export type SluiceErrorCode =
+  | 'SLUICE_INVALID_OPTION'
+  | 'SLUICE_STORE_UNAVAILABLE'
+  | 'SLUICE_STORE_KEY'
+  | 'SLUICE_RATE_LIMITED'
+
+/**
+ * Gives `errorClass` its brand, and makes `instanceof` read it: an error thrown by another copy of the class (the
+ * other module format, another version) is an instance too. A subclass keeps the ordinary prototype check.
+ *
+ * @example
+ * export class StoreUnavailableError extends Error { readonly code = 'SLUICE_STORE_UNAVAILABLE' }
+ * brandError(StoreUnavailableError, 'SLUICE_STORE_UNAVAILABLE')
+ */
+export function brandError(errorClass: abstract new (...args: never[]) => Error, code: SluiceErrorCode): void {
+  Object.defineProperty(errorClass.prototype, ERROR_BRAND, { value: code })
+  Object.defineProperty(errorClass, Symbol.hasInstance, {
+    value: function hasInstance(this: typeof errorClass, value: unknown): boolean {
+      if (this !== errorClass) return Function.prototype[Symbol.hasInstance].call(this, value)
+      return typeof value === 'object' && value !== null && (value as { [ERROR_BRAND]?: unknown })[ERROR_BRAND] === code
+    },
+  })
+}
+
+/**
  * Thrown at construction when an option is missing or invalid. `option` names the option at fault
  * (for example `limit` or `rules[1].window`), so a configuration mistake is found before the first request.
  *
@@ -9,6 +42,7 @@
  */
 export class InvalidOptionError extends TypeError {
   override readonly name = 'InvalidOptionError'
+  readonly code = 'SLUICE_INVALID_OPTION'
   constructor(
     readonly option: string,
     detail: string,
@@ -16,6 +50,7 @@ export class InvalidOptionError extends TypeError {
     super(`sluice: option "${option}" ${detail}`)
   }
 }
+brandError(InvalidOptionError, 'SLUICE_INVALID_OPTION')
 
 /**
  * A short description of a received value, for the "(got ...)" of an error message.
@@ -44,10 +79,12 @@ export function describe(value: unknown): string {
  */
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError'
+  readonly code = 'SLUICE_STORE_UNAVAILABLE'
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
   }
 }
+brandError(StoreUnavailableError, 'SLUICE_STORE_UNAVAILABLE')
 
 /**
  * A store could not decide for one key because of what it holds for that key (for example a Redis key that
@@ -63,6 +100,7 @@ export class StoreUnavailableError extends Error {
  */
 export class StoreKeyError extends Error {
   override readonly name = 'StoreKeyError'
+  readonly code = 'SLUICE_STORE_KEY'
   constructor(
     message: string,
     /** The key, as the limiter was given it. */
@@ -74,3 +112,4 @@ export class StoreKeyError extends Error {
     super(message, options)
   }
 }
+brandError(StoreKeyError, 'SLUICE_STORE_KEY')

@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto'
+import * as crypto from 'node:crypto'
 import { channel } from 'node:diagnostics_channel'
 import type { Decision, RuleDecision } from './decision'
 import { StoreKeyError, StoreUnavailableError } from './errors'
@@ -35,8 +35,15 @@ export function observed(): boolean {
  * subscribe('sluice:decision', (m) => { if ((m as DecisionEvent).rules[0]?.keyHash === keyHash('user:42')) ... })
  */
 export function keyHash(key: string): string {
-  return hash('sha256', key, 'hex').slice(0, 16)
+  return sha256Hex(key).slice(0, 16)
 }
+
+// crypto.hash, a one-shot digest, came in Node 20.12; earlier 20.x compute the same digest with createHash. Read off
+// the namespace, so that an ES module build still loads where the export is missing.
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex')
 
 /**
  * Runs `apply` with a trace, measures the store, and publishes the decision (or the store's failure).

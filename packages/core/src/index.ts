@@ -4,7 +4,7 @@ export type { AlgorithmName } from './algorithms'
 export type { CalendarPeriodName } from './calendar'
 export type { Decision, RuleDecision } from './decision'
 export { type Duration, type DurationUnit, parseDuration } from './duration'
-export { InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
+export { InvalidOptionError, type SluiceErrorCode, StoreKeyError, StoreUnavailableError } from './errors'
 export type {
   DecisionEvent,
   DecisionSource,

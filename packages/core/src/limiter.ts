@@ -1,7 +1,7 @@
 import type { AlgorithmName } from './algorithms'
 import { checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
-import { describe, InvalidOptionError } from './errors'
+import { brandError, describe, InvalidOptionError } from './errors'
 import type { DecisionTrace, EventKeys } from './event-types'
 import { type DecisionContext, observeDecision, observed } from './events'
 import { checkLogger } from './logger'
@@ -79,6 +79,7 @@ export interface Limiter {
  */
 export class RateLimitError extends Error {
   override readonly name = 'RateLimitError'
+  readonly code = 'SLUICE_RATE_LIMITED'
   constructor(readonly decision: Decision) {
     super(
       decision.costExceedsCapacity
@@ -87,6 +88,7 @@ export class RateLimitError extends Error {
     )
   }
 }
+brandError(RateLimitError, 'SLUICE_RATE_LIMITED')
 
 /**
  * Creates a limiter with one rule, or with stacked `rules` that a request must all pass.

@@ -20,6 +20,7 @@ const PUBLIC = `
   createShedder parseDuration
   DecisionEvent DecisionSource EventKeys RuleDecisionEvent StoreEvent StoreFallbackEvent StoreOutageEvent
   StoreRecoveredEvent StoreRequestFailedEvent keyHash
+  SluiceErrorCode
 `
   .split(/\s+/)
   .filter(Boolean)
