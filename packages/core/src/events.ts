@@ -1,14 +1,13 @@
-import { hash } from 'node:crypto'
-import { channel } from 'node:diagnostics_channel'
 import type { Decision, RuleDecision } from './decision'
 import { StoreKeyError, StoreUnavailableError } from './errors'
 import type { DecisionEvent, DecisionTrace, EventKeys, RuleDecisionEvent, StoreRequestFailedEvent } from './event-types'
 import type { CompiledRule } from './rules'
+import { namedChannel, sha256Utf8 } from './runtime/builtins'
 
 // The channels are looked up by name, so every copy of @sluice/core in a process (an ESM and a CommonJS build, two
 // versions under different packages) publishes on the same ones, and a subscriber sees all of them.
-const decisionChannel = channel('sluice:decision')
-const storeChannel = channel('sluice:store')
+const decisionChannel = namedChannel('sluice:decision')
+const storeChannel = namedChannel('sluice:store')
 
 /** What {@link observeDecision} needs of the limiter. */
 export interface DecisionContext {
@@ -35,7 +34,7 @@ export function observed(): boolean {
  * subscribe('sluice:decision', (m) => { if ((m as DecisionEvent).rules[0]?.keyHash === keyHash('user:42')) ... })
  */
 export function keyHash(key: string): string {
-  return hash('sha256', key, 'hex').slice(0, 16)
+  return sha256Utf8(key).slice(0, 16)
 }
 
 /**

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import { checkDuration, checkObject, checkOptionNames, checkWholeNumber } from '../checks'
 import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
+import { randomId } from '../runtime/builtins'
 import { type LeaseScope, type LeaseStore, MemoryLeaseStore } from './lease-table'
 import { checkTimers, realTimers, type Timers } from './timers'
 
@@ -72,7 +72,7 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/
 const UNKNOWN_HOLD_MS = 1000
 const HOLD_WEIGHT = 1 / 32
 // One id per process, so holders of different instances never collide in a shared store.
-const INSTANCE = randomUUID()
+const INSTANCE = randomId()
 let holderSeq = 0
 
 class Limiter implements ConcurrencyLimiter {
