@@ -29,7 +29,10 @@ export type FetchHandler<Args extends unknown[]> = (request: Request, ...args: A
  * export const GET = limit(async () => Response.json({ ok: true })) // a Next.js route handler
  */
 export interface FetchRateLimit extends RateLimitHandle<Request> {
-  <Args extends unknown[]>(handler: FetchHandler<Args>): (request: Request, ...args: Args) => Promise<Response>
+  // The wrapped handler takes what the server passes even when the handler itself ignores it (the address is there).
+  <Args extends unknown[]>(
+    handler: FetchHandler<Args>,
+  ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>
   /**
    * The decision a request of cost 1 would get now, charging nothing. A request that went through a Sluice limit is
    * known by its address; for one that did not, give what the server handed over beside it (`env`), or an `ip`.
@@ -64,14 +67,14 @@ const READER = {
 export function rateLimit(options: FetchRateLimitOptions): FetchRateLimit {
   const limit = fetchLimit(options, READER)
   const wrap = <Args extends unknown[]>(handler: FetchHandler<Args>) =>
-    async function rateLimited(request: Request, ...args: Args): Promise<Response> {
+    async function rateLimited(request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> {
       if (args.length > 0) envs.set(request, args[0])
       const step = await limit.decide(request, args[0])
       if (step.done) return step.response
       if (step.decision !== undefined) decisions.set(request, step.decision)
       let response: Response
       try {
-        response = await handler(request, ...args)
+        response = await handler(request, ...(args as unknown as Args))
       } catch (error) {
         step.fail()
         throw error
