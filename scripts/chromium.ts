@@ -3,14 +3,15 @@ import { existsSync } from 'node:fs'
 import { type Browser, chromium } from 'playwright-core'
 import { ensureDebianPackage } from './debian-package'
 
-export const CHROMIUM = process.env['SLUICE_CHROMIUM'] ?? '/usr/bin/chromium'
+/** Where Debian's chromium package puts the browser. */
+export const CHROMIUM = '/usr/bin/chromium'
 
 /** Debian's chromium, installed when missing and the tests run as root. */
 export function ensureChromium(): void {
   ensureDebianPackage({
     name: 'chromium',
     present: () => existsSync(CHROMIUM),
-    hint: 'Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`) or point SLUICE_CHROMIUM at a Chromium',
+    hint: 'Install it (Debian/Ubuntu: `sudo apt-get install -y chromium`)',
   })
 }
 

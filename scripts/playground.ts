@@ -9,6 +9,8 @@ import { build } from 'esbuild'
 
 const ROOT = resolve(__dirname, '..')
 export const DEFAULT_OUT = join(ROOT, 'docs', 'playground')
+/** Where npm run playground serves it. */
+const PORT = 4173
 
 /** Bundles playground/main.ts (and with it @sluice/core from its sources) for the browser, beside its page. */
 export async function buildPlayground(outDir = DEFAULT_OUT): Promise<string> {
@@ -89,7 +91,7 @@ async function main(): Promise<void> {
     console.log(`Screenshot written to ${file}`)
     return
   }
-  const { url } = await servePlayground(out, Number(process.env['PORT'] ?? 4173))
+  const { url } = await servePlayground(out, PORT)
   console.log(`The playground: ${url} (Ctrl-C stops it)`)
 }
 
