@@ -13,7 +13,8 @@ module.exports = {
   moduleNameMapper: {
     '^@sluice/core/store$': '<rootDir>/packages/core/src/store-index.ts',
     '^@sluice/core/internal$': '<rootDir>/packages/core/src/internal-index.ts',
-    '^@sluice/(core|redis|express|koa|fastify|client)$': '<rootDir>/packages/$1/src/index.ts',
+    '^@sluice/fetch/hono$': '<rootDir>/packages/fetch/src/hono.ts',
+    '^@sluice/(core|redis|express|koa|fastify|client|fetch)$': '<rootDir>/packages/$1/src/index.ts',
   },
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
   maxWorkers: 2,

@@ -6,9 +6,10 @@ import { access, mkdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { installApp, packAll, root, runConsumers, scratchDirectory, sh } from './packed.mjs'
 
-// 20.0.0 is the lowest version `engines` accepts (it has no crypto.hash, which came in 20.12); 22 and 24 are the
+// 20.16.0 is the lowest version `engines` accepts (the first 20.x with process.getBuiltinModule, by which the core
+// finds Node's built-ins without importing them); 22 and 24 are the
 // latest of their lines when this list was last raised. The `npm test` of CI runs on the machine's own Node.
-const NODE_VERSIONS = ['20.0.0', '22.23.5', '24.22.3']
+const NODE_VERSIONS = ['20.16.0', '22.23.5', '24.22.3']
 const cache = join(root, 'node_modules', '.cache', 'sluice-node')
 const platform = process.platform === 'win32' ? 'win' : process.platform
 

@@ -31,38 +31,53 @@ export const ALGORITHMS: readonly AlgorithmName[] = [
   'leaky-bucket',
 ]
 
+/** What the limiter of an experiment is given: the demo's is limit 10 per second, cost 1 (the playground's vary). */
+export interface LimitSettings {
+  readonly limit: number
+  readonly windowMs: number
+  /** The cost of each request. */
+  readonly cost: number
+}
+
+export const DEMO_SETTINGS: LimitSettings = { limit: LIMIT, windowMs: WINDOW_MS, cost: 1 }
+
 /** Limits one algorithm in process, on a memory store whose clock is the experiment's virtual time. */
-export function inProcess(algorithm: AlgorithmName | 'leaky-queue'): Decide {
+export function inProcess(algorithm: AlgorithmName | 'leaky-queue', settings: LimitSettings = DEMO_SETTINGS): Decide {
   let now = ORIGIN
   const store = new MemoryStore({ clock: () => now })
   const queue = algorithm === 'leaky-queue'
   const limiter = createLimiter({
     algorithm: queue ? 'leaky-bucket' : algorithm,
-    limit: LIMIT,
-    window: WINDOW_MS,
+    limit: settings.limit,
+    window: settings.windowMs,
     store,
   })
   return async function decide(at) {
     now = ORIGIN + at
-    const decision = queue ? await limiter.enqueue('client') : await limiter.consume('client')
+    const decision = queue
+      ? await limiter.enqueue('client', settings.cost)
+      : await limiter.consume('client', settings.cost)
     return { allowed: decision.allowed, delayMs: decision.delayMs }
   }
 }
 
-/** Sends the 80 arrivals through `decide`, in order, and sums up. */
-export async function run(name: string, decide: Decide): Promise<Row> {
+/**
+ * Sends the arrivals (default: the demo's 80) through `decide`, in order, and sums up; `largestInOneSecond` counts
+ * in any span of `spanMs` (default 1 s).
+ */
+export async function run(name: string, decide: Decide, arrivals = arrivalTimes(), spanMs = 1000): Promise<Row> {
   const outcomes: Outcome[] = []
-  for (const at of arrivalTimes()) {
+  for (const at of arrivals) {
     const { allowed, delayMs } = await decide(at)
     outcomes.push({ at, allowed, releasedAt: at + delayMs })
   }
   const released = outcomes.filter((o) => o.allowed).map((o) => o.releasedAt)
-  return { name, outcomes, admitted: released.length, largestInOneSecond: largestInAnySpan(released) }
+  return { name, outcomes, admitted: released.length, largestInOneSecond: largestInAnySpan(released, spanMs) }
 }
 
-/** The table printed by the demo. */
-export function table(rows: readonly Row[]): string {
-  const header = ['algorithm', 'admitted', 'rejected', 'most in any 1 s']
+/** The table printed by the demo; `span` names the span of the last column (default 1 s). */
+export function table(rows: readonly Row[], span = '1 s'): string {
+  const header = ['algorithm', 'admitted', 'rejected', `most in any ${span}`]
   const lines = rows.map((r) => [
     r.name,
     String(r.admitted),

@@ -35,3 +35,32 @@ export function largestInAnySpan(times: readonly number[], spanMs = 1000): numbe
   }
   return largest
 }
+
+/** An arrival pattern of the playground, for a limit of `limit` per `windowMs`. */
+export type Pattern = (limit: number, windowMs: number) => number[]
+
+/**
+ * The playground's patterns: the demo's 80 requests, and three shaped by the limit and window: a steady stream at
+ * 1.5 times the rate, bursts of twice the limit each window, and one burst of twice the limit straddling a window
+ * boundary (half just before it, half just after).
+ */
+export const PATTERNS: Readonly<Record<'experiment' | 'steady' | 'bursts' | 'straddle', Pattern>> = {
+  experiment: () => arrivalTimes(),
+  steady(limit, windowMs) {
+    const gapMs = windowMs / (limit * 1.5)
+    return Array.from({ length: Math.ceil(limit * 1.5 * 5) }, (_, i) => Math.round(i * gapMs))
+  },
+  bursts(limit, windowMs) {
+    const times: number[] = []
+    for (let w = 0; w < 5; w++) for (let i = 0; i < 2 * limit; i++) times.push(Math.round(w * windowMs + windowMs / 4))
+    return times
+  },
+  straddle(limit, windowMs) {
+    const spacingMs = Math.max(1, Math.floor(windowMs / (20 * limit)))
+    const boundary = 2 * windowMs
+    const times: number[] = []
+    for (let i = limit; i > 0; i--) times.push(boundary - i * spacingMs)
+    for (let i = 0; i < limit; i++) times.push(boundary + i * spacingMs)
+    return times
+  },
+}

@@ -3,15 +3,19 @@
 import type { IncomingHttpHeaders, Server } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
 import Router from '@koa/router'
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
 import type { BindOptions, BoundStore, CompiledRule, Store } from '@sluice/core/store'
 import { rateLimit as expressRateLimit } from '@sluice/express'
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
+import { decisionOf, type FetchRateLimitOptions, rateLimit as fetchRateLimit } from '@sluice/fetch'
+import { type HonoRateLimitOptions, rateLimit as honoRateLimit } from '@sluice/fetch/hono'
 import { rateLimit as koaRateLimit } from '@sluice/koa'
 import express from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
+import { Hono, type Context as HonoContext } from 'hono'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import koa2 from 'koa2'
@@ -278,13 +282,162 @@ const fastify5 = harness('fastify 5', async (spec, withLogger, parsed, failed) =
   return { server: app.server, close: () => app.close() }
 })
 
-/** Express 5 and 4, Koa 3 and 2, Fastify 5. */
+// The fetch adapters' functions are given a Web Request (or Hono's context), whose headers are a Headers object:
+// the neutral options read a plain object of headers and a statusCode, so each function is given that view.
+const neutralRequest = (request: Request): NeutralRequest => ({
+  headers: Object.fromEntries(request.headers) as IncomingHttpHeaders,
+})
+const REQUEST_FUNCTIONS = ['key', 'cost', 'skip', 'limit', 'window', 'allowList', 'denyList'] as const
+
+function fetchOptions<Req>(options: NeutralOptions, requestOf: (req: Req) => Request): Record<string, unknown> {
+  const view = (fn: unknown) =>
+    typeof fn === 'function'
+      ? (req: Req, ...rest: unknown[]) =>
+          (fn as (...args: unknown[]) => unknown)(neutralRequest(requestOf(req)), ...rest)
+      : fn
+  const converted: Record<string, unknown> = { ...options }
+  for (const name of REQUEST_FUNCTIONS) if (name in options) converted[name] = view(options[name])
+  const rules = (options as unknown as { rules?: readonly Record<string, unknown>[] }).rules
+  if (rules !== undefined) {
+    converted['rules'] = rules.map((rule) => {
+      const own: Record<string, unknown> = { ...rule }
+      for (const name of REQUEST_FUNCTIONS) if (name in rule) own[name] = view(rule[name])
+      return own
+    })
+  }
+  const { refund } = options
+  if (refund !== undefined) {
+    converted['refund'] = (req: Req, outcome: { status: number }) =>
+      refund(neutralRequest(requestOf(req)), { statusCode: outcome.status })
+  }
+  return converted
+}
+
+/**
+ * The client address behind a trusted loopback proxy, as an application on a fetch server computes it: the
+ * right-most X-Forwarded-For entry that is not a trusted (loopback) proxy, when the connection came from one.
+ */
+function addressBehindLoopbackProxy(request: Request, peer: string | undefined): string | undefined {
+  const loopback = (address: string) => address === '::1' || /^(::ffff:)?127\./.test(address)
+  if (peer === undefined || !loopback(peer)) return peer
+  const hops = (request.headers.get('x-forwarded-for') ?? '').split(',').map((hop) => hop.trim())
+  let client = peer
+  for (let i = hops.length - 1; i >= 0 && loopback(client); i--) if (hops[i] !== '') client = hops[i] as string
+  return client
+}
+
+const rejectedAsText = (decision: Decision) =>
+  new Response(`slow down, ${decision.retryAfterMs} ms`, { status: 429, headers: { 'content-type': 'text/plain' } })
+
+const honoFramework = harness('hono 4', async (spec, withLogger, parsed, failed) => {
+  const app = new Hono()
+  app.onError((error, c) => {
+    failed(error)
+    return c.body(null, 500)
+  })
+  const ip = spec.trustProxy
+    ? (c: HonoContext) => addressBehindLoopbackProxy(c.req.raw, c.env.incoming.socket.remoteAddress)
+    : undefined
+  const limiter = (options: NeutralOptions) => {
+    const own = fetchOptions<HonoContext>(withLogger(options), (c) => c.req.raw)
+    if (ip !== undefined) own['ip'] = ip
+    if (spec.customRejection) own['onRejected'] = (_c: HonoContext, decision: Decision) => rejectedAsText(decision)
+    return honoRateLimit(own as unknown as HonoRateLimitOptions)
+  }
+  const global = spec.limit ? limiter(spec.limit) : undefined
+  if (global) app.use(global)
+  const byPath = new Map((spec.routes ?? []).flatMap((r) => (r.limit ? [[r.path, limiter(r.limit)] as const] : [])))
+  // The body is read after the global limiter, as a body-parsing middleware would.
+  app.use(async (c, next) => {
+    parsed()
+    await c.req.arrayBuffer()
+    await next()
+  })
+  for (const route of spec.routes ?? DEFAULT_ROUTES) {
+    const own = byPath.get(route.path)
+    const handler = async (c: HonoContext) => {
+      if (route.handle === undefined) {
+        return c.json({ rateLimit: c.get('rateLimit') ?? null }, (route.status ?? 200) as 200)
+      }
+      const handle = route.handle.of === undefined ? (own ?? global) : byPath.get(route.handle.of)
+      const headers = Object.fromEntries(c.req.raw.headers) as IncomingHttpHeaders
+      const [status, body] = await act(handle, c, headers, route.handle)
+      return c.json(body, status as 200)
+    }
+    const method = route.method === 'GET' ? 'get' : 'post'
+    if (own) app[method](route.path, own, handler)
+    else app[method](route.path, handler)
+  }
+  return { server: createServer(getRequestListener(app.fetch)) }
+})
+
+/** A plain fetch handler (no framework), each route's limit wrapping its handler, served by a Node fetch server. */
+const fetchFramework = harness('fetch', async (spec, withLogger, parsed, failed) => {
+  const ip = spec.trustProxy
+    ? (request: Request, env: unknown) =>
+        addressBehindLoopbackProxy(
+          request,
+          (env as { incoming: { socket: { remoteAddress?: string } } }).incoming.socket.remoteAddress,
+        )
+    : undefined
+  const limiter = (options: NeutralOptions) => {
+    const own = fetchOptions<Request>(withLogger(options), (request) => request)
+    if (ip !== undefined) own['ip'] = ip
+    if (spec.customRejection) own['onRejected'] = (_request: Request, decision: Decision) => rejectedAsText(decision)
+    return fetchRateLimit(own as unknown as FetchRateLimitOptions)
+  }
+  const global = spec.limit ? limiter(spec.limit) : undefined
+  const byPath = new Map((spec.routes ?? []).flatMap((r) => (r.limit ? [[r.path, limiter(r.limit)] as const] : [])))
+  type Handler = (request: Request, env: unknown) => Promise<Response>
+  const routes = new Map<string, Handler>()
+  for (const route of spec.routes ?? DEFAULT_ROUTES) {
+    const own = byPath.get(route.path)
+    const respond: Handler = async (request, env) => {
+      parsed()
+      await request.arrayBuffer()
+      if (route.handle === undefined) {
+        return Response.json({ rateLimit: decisionOf(request) ?? null }, { status: route.status ?? 200 })
+      }
+      const limit = route.handle.of === undefined ? (own ?? global) : byPath.get(route.handle.of)
+      // A request that did not go through the limit it asks about is known by what the server handed over.
+      const handle = limit && {
+        ...limit,
+        peek: (target: Request | string | readonly string[]) => limit.peek(target, env),
+        keyOf: (req: Request) => limit.keyOf(req, env),
+      }
+      const headers = Object.fromEntries(request.headers) as IncomingHttpHeaders
+      const [status, body] = await act(handle, request, headers, route.handle)
+      return Response.json(body, { status })
+    }
+    routes.set(`${route.method} ${route.path}`, own ? own(respond) : respond)
+  }
+  const notFound: Handler = async () => new Response(null, { status: 404 })
+  const router: Handler = async (request, env) =>
+    (routes.get(`${request.method} ${new URL(request.url).pathname}`) ?? notFound)(request, env)
+  const app: Handler = global ? global(router) : router
+  return {
+    server: createServer(
+      getRequestListener(async (request, env) => {
+        try {
+          return await app(request, env)
+        } catch (error) {
+          failed(error)
+          return new Response(null, { status: 500 })
+        }
+      }),
+    ),
+  }
+})
+
+/** Express 5 and 4, Koa 3 and 2, Fastify 5, Hono 4 and a plain fetch handler. */
 export const frameworks: readonly Framework[] = [
   expressFramework('express 5', express),
   expressFramework('express 4', express4 as unknown as typeof express),
   koaFramework('koa 3', Koa),
   koaFramework('koa 2', koa2 as unknown as typeof Koa),
   fastify5,
+  honoFramework,
+  fetchFramework,
 ]
 
 /** A store that remembers every key it was asked about, around a real MemoryStore. */

@@ -153,9 +153,27 @@ async function check(frameworks, own, other) {
     // How a log prints it: `_class [InvalidOptionError]` when the class lost its name.
     inspected: inspect(errors.InvalidOptionError).split('\n')[0],
     recognisedAcrossFormats: recognisedAcross(own, other),
-    // The SHA-256 the events carry: crypto.hash where Node has it (20.12 and later), createHash before.
+    // The SHA-256 the events carry, from Node's crypto found through process.getBuiltinModule.
     keyHash: core.keyHash('user:42'),
+    // The events reach a subscriber of Node's diagnostics channel on every version (found the same way).
+    decisionEvents: await decisionEvents(core),
   }
+}
+
+/** The rule and key hash of each `sluice:decision` event two consumes publish. */
+async function decisionEvents(core) {
+  const { subscribe, unsubscribe } = require('node:diagnostics_channel')
+  const seen = []
+  const listener = (event) => seen.push(`${event.rules[0].rule}:${event.rules[0].keyHash}:${event.allowed}`)
+  subscribe('sluice:decision', listener)
+  try {
+    const limiter = core.createLimiter({ limit: 1, window: '1m' })
+    await limiter.consume('user:42')
+    await limiter.consume('user:42')
+  } finally {
+    unsubscribe('sluice:decision', listener)
+  }
+  return seen
 }
 
 module.exports = { ENTRIES, check }

@@ -1,14 +1,13 @@
-import * as crypto from 'node:crypto'
-import { channel } from 'node:diagnostics_channel'
 import type { Decision, RuleDecision } from './decision'
 import { StoreKeyError, StoreUnavailableError } from './errors'
 import type { DecisionEvent, DecisionTrace, EventKeys, RuleDecisionEvent, StoreRequestFailedEvent } from './event-types'
 import type { CompiledRule } from './rules'
+import { namedChannel, sha256Utf8 } from './runtime/builtins'
 
 // The channels are looked up by name, so every copy of @sluice/core in a process (an ESM and a CommonJS build, two
 // versions under different packages) publishes on the same ones, and a subscriber sees all of them.
-const decisionChannel = channel('sluice:decision')
-const storeChannel = channel('sluice:store')
+const decisionChannel = namedChannel('sluice:decision')
+const storeChannel = namedChannel('sluice:store')
 
 /** What {@link observeDecision} needs of the limiter. */
 export interface DecisionContext {
@@ -35,15 +34,8 @@ export function observed(): boolean {
  * subscribe('sluice:decision', (m) => { if ((m as DecisionEvent).rules[0]?.keyHash === keyHash('user:42')) ... })
  */
 export function keyHash(key: string): string {
-  return sha256Hex(key).slice(0, 16)
+  return sha256Utf8(key).slice(0, 16)
 }
-
-// crypto.hash, a one-shot digest, came in Node 20.12; earlier 20.x compute the same digest with createHash. Read off
-// the namespace, so that an ES module build still loads where the export is missing.
-const sha256Hex: (text: string) => string =
-  typeof crypto.hash === 'function'
-    ? (text) => crypto.hash('sha256', text, 'hex')
-    : (text) => crypto.createHash('sha256').update(text).digest('hex')
 
 /**
  * Runs `apply` with a trace, measures the store, and publishes the decision (or the store's failure).

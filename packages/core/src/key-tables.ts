@@ -1,3 +1,5 @@
+import { unrefTimer } from './runtime/builtins'
+
 /**
  * One key's state, and its place in the recency list (oldest at `head`, newest at `tail`). A class, not a literal:
  * see `algorithms/step.ts`.
@@ -117,7 +119,7 @@ export class KeyTables {
     while (this.count > this.maxKeys && this.count > keep) this.remove(this.head)
     if (this.sweeper === undefined) {
       this.sweeper = setInterval(() => this.sweep(), this.sweepIntervalMs)
-      this.sweeper.unref()
+      unrefTimer(this.sweeper)
     }
   }
 

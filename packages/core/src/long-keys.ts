@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha256Utf16le } from './runtime/builtins'
 
 /**
  * The longest key a store keeps as it is, in UTF-16 code units (as `String.length` counts them). A longer key is kept
@@ -23,5 +23,5 @@ export const MAX_KEPT_KEY_LENGTH = 256
  * longKeyDigest('k'.repeat(300)).length // 64
  */
 export function longKeyDigest(key: string): string {
-  return createHash('sha256').update(key, 'utf16le').digest('hex')
+  return sha256Utf16le(key)
 }

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import { checkDuration, checkObject, checkOptionNames, checkWholeNumber } from '../checks'
 import type { Duration } from '../duration'
 import { describe, InvalidOptionError } from '../errors'
+import { randomId } from '../runtime/builtins'
 import { type LeaseScope, type LeaseStore, MemoryLeaseStore } from './lease-table'
 import { checkTimers, realTimers, type Timers } from './timers'
 
@@ -75,7 +75,7 @@ const HOLD_WEIGHT = 1 / 32
 // call, a GC pause); a shorter one would lapse under requests that still run whenever the instance is busy.
 const MIN_LEASE_MS = 1000
 // One id per process, so holders of different instances never collide in a shared store.
-const INSTANCE = randomUUID()
+const INSTANCE = randomId()
 let holderSeq = 0
 
 class Limiter implements ConcurrencyLimiter {

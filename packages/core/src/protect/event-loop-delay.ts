@@ -1,4 +1,5 @@
-import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks'
+import type { IntervalHistogram } from 'node:perf_hooks'
+import { nodeBuiltin, unrefTimer } from '../runtime/builtins'
 import { realTimers, type Timers } from './timers'
 
 /** How often the monitor's own timer fires while it runs (its lateness is the event-loop delay). */
@@ -46,7 +47,7 @@ export class EventLoopDelay {
 
   constructor(options: EventLoopDelayOptions = {}) {
     this.timers = options.timers ?? realTimers
-    this.createHistogram = options.histogram ?? ((resolution) => monitorEventLoopDelay({ resolution }))
+    this.createHistogram = options.histogram ?? loopDelayHistogram
   }
 
   /** Whether the monitor is running now. */
@@ -107,4 +108,55 @@ function windowDelayMs(histogram: DelayHistogram, windowMs: number): number {
   }
   const delayMs = histogram.mean / 1e6 - RESOLUTION_MS
   return Number.isFinite(delayMs) && delayMs > 0 ? delayMs : 0
+}
+
+type PerfHooks = Pick<typeof import('node:perf_hooks'), 'monitorEventLoopDelay'>
+
+/** Node's event-loop delay histogram, or, where the runtime has no `perf_hooks`, one kept by a timer of its own. */
+function loopDelayHistogram(resolutionMs: number): DelayHistogram {
+  const perfHooks = nodeBuiltin<PerfHooks>('node:perf_hooks')
+  if (perfHooks !== undefined) return perfHooks.monitorEventLoopDelay({ resolution: resolutionMs })
+  return new TimerHistogram(resolutionMs)
+}
+
+/**
+ * What `monitorEventLoopDelay` records, measured the same way: a timer set to fire every `resolutionMs`, and the
+ * time between its firings, in nanoseconds.
+ */
+class TimerHistogram implements DelayHistogram {
+  count = 0
+  private totalNs = 0
+  private lastAt = 0
+  private timer: ReturnType<typeof setInterval> | undefined
+
+  constructor(private readonly resolutionMs: number) {}
+
+  get mean(): number {
+    return this.count === 0 ? Number.NaN : this.totalNs / this.count
+  }
+
+  enable(): boolean {
+    if (this.timer !== undefined) return false
+    this.lastAt = performance.now()
+    this.timer = setInterval(() => {
+      const now = performance.now()
+      this.totalNs += (now - this.lastAt) * 1e6
+      this.count++
+      this.lastAt = now
+    }, this.resolutionMs)
+    unrefTimer(this.timer)
+    return true
+  }
+
+  disable(): boolean {
+    if (this.timer === undefined) return false
+    clearInterval(this.timer)
+    this.timer = undefined
+    return true
+  }
+
+  reset(): void {
+    this.count = 0
+    this.totalNs = 0
+  }
 }

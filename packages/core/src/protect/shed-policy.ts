@@ -1,7 +1,7 @@
-import { channel } from 'node:diagnostics_channel'
 import { checkFunction, checkObject } from '../checks'
 import { describe } from '../errors'
 import { NO_STORE, retryAfterSeconds } from '../http'
+import { namedChannel } from '../runtime/builtins'
 import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
 import type { Priority } from './priority'
 import { createShedder, type Shedder, type ShedderOptions, type ShedReason, type Ticket } from './shedder'
@@ -56,7 +56,7 @@ export interface ShedEvent {
   readonly waiting: number
 }
 
-const shedChannel = channel('sluice:shed')
+const shedChannel = namedChannel('sluice:shed')
 // 503 and not 429: the service is overloaded, not this client over its limit (RFC 9110 s15.6.4).
 const OVERLOADED_STATUS = 503
 

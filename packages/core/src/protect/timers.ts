@@ -1,4 +1,5 @@
 import { describe, InvalidOptionError } from '../errors'
+import { unrefTimer } from '../runtime/builtins'
 
 /**
  * The time source of the service-protection parts: a monotonic clock in milliseconds and one-shot timers. The
@@ -22,7 +23,7 @@ export const realTimers: Timers = {
   now: () => performance.now(),
   setTimeout(callback, delayMs) {
     const timer = setTimeout(callback, delayMs)
-    timer.unref()
+    unrefTimer(timer)
     return timer
   },
   clearTimeout(handle) {

@@ -1,0 +1,79 @@
+import type { Decision, RateLimitHandle } from '@sluice/core'
+import { rateLimitHandle } from '@sluice/core/internal'
+import type { Context, MiddlewareHandler } from 'hono'
+import { type FetchLimitOptions, fetchLimit } from './limit'
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The rate-limit decision of the last `rateLimit` this request went through (absent when skipped). */
+    rateLimit?: Decision
+  }
+}
+
+/**
+ * Options of the Hono {@link rateLimit}: the shared HTTP options, with Hono's context as the request (`key(c)`,
+ * `skip(c)`, `cost(c)`), `refund(c, outcome)`, and the client's address (`ip(c)`).
+ *
+ * @example
+ * const options: HonoRateLimitOptions = {
+ *   limit: 100,
+ *   window: '1m',
+ *   key: (c) => c.req.header('x-api-key') ?? 'anonymous',
+ * }
+ */
+export type HonoRateLimitOptions = FetchLimitOptions<Context>
+
+/**
+ * The middleware `rateLimit` returns: a Hono middleware that also carries a handle on its keys (`limiter`,
+ * `reset(key)`, `peek(keyOrContext)`, `keyOf(c)`).
+ *
+ * @example
+ * const login: HonoRateLimitMiddleware = rateLimit({ name: 'login', limit: 5, window: '15m', block: '15m' })
+ * await login.reset(await login.keyOf(c)) // after a successful login
+ */
+export type HonoRateLimitMiddleware = MiddlewareHandler & RateLimitHandle<Context>
+
+const READER = {
+  request: (c: Context) => c.req.raw,
+  path: (c: Context) => c.req.path,
+  env: (c: Context) => c.env,
+}
+
+/**
+ * Hono middleware (Hono 4, on any runtime) that rate-limits requests, by client IP unless given a `key`: the
+ * address the server reports (Hono's Node server, Bun, Deno), or what `ip(c)` returns. The decision is
+ * `c.get('rateLimit')`. Mount it before body parsing and authentication.
+ *
+ * @example
+ * import { Hono } from 'hono'
+ * import { rateLimit } from '@sluice/fetch/hono'
+ *
+ * const app = new Hono()
+ * app.use(rateLimit({ limit: 100, window: '1m' }))
+ * app.get('/', (c) => c.json({ remaining: c.get('rateLimit')?.remaining }))
+ */
+export function rateLimit(options: HonoRateLimitOptions): HonoRateLimitMiddleware {
+  const limit = fetchLimit(options, READER)
+  const middleware: MiddlewareHandler = async function rateLimit(c, next): Promise<Response | undefined> {
+    const step = await limit.decide(c, c.env)
+    if (step.done) return step.response
+    if (step.decision !== undefined) c.set('rateLimit', step.decision)
+    try {
+      await next()
+    } catch (error) {
+      step.fail()
+      throw error
+    }
+    // A handler that threw has had its error handler's response made by now (c.error is set): it is the answer.
+    c.res = step.finish(c.res)
+    return undefined
+  }
+  return Object.assign(
+    middleware,
+    rateLimitHandle(limit.policy, (c: Context) => limit.factsOf(c, c.env)),
+  )
+}
+
+export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export type { FetchOutcome } from './exchange'
+export type { FetchOwnOptions } from './limit'

@@ -1,0 +1,116 @@
+import type { Decision, RateLimitHandle } from '@sluice/core'
+import { rateLimitHandle } from '@sluice/core/internal'
+import { decisions } from './exchange'
+import { type FetchLimitOptions, fetchLimit } from './limit'
+
+/**
+ * Options of {@link rateLimit}: the shared HTTP options, with the Web `Request` as the request (`key(request)`,
+ * `skip(request)`, `cost(request)`), `refund(request, outcome)`, and the client's address (`ip`).
+ *
+ * @example
+ * const options: FetchRateLimitOptions = {
+ *   limit: 100,
+ *   window: '1m',
+ *   key: (request) => request.headers.get('x-api-key') ?? 'anonymous',
+ *   refund: (_request, outcome) => outcome.status >= 500,
+ * }
+ */
+export type FetchRateLimitOptions = FetchLimitOptions<Request>
+
+/** A fetch handler: a `Request` in, a `Response` out, with whatever the server passes beside the request. */
+export type FetchHandler<Args extends unknown[]> = (request: Request, ...args: Args) => Response | Promise<Response>
+
+/**
+ * What {@link rateLimit} returns: a function that wraps a fetch handler in the limit, and a handle on the keys it
+ * counts (`limiter`, `reset(key)`, `peek(keyOrRequest)`, `keyOf(request)`).
+ *
+ * @example
+ * const limit: FetchRateLimit = rateLimit({ limit: 100, window: '1m' })
+ * export const GET = limit(async () => Response.json({ ok: true })) // a Next.js route handler
+ */
+export interface FetchRateLimit extends RateLimitHandle<Request> {
+  // The wrapped handler takes what the server passes even when the handler itself ignores it (the address is there).
+  <Args extends unknown[]>(
+    handler: FetchHandler<Args>,
+  ): (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>
+  /**
+   * The decision a request of cost 1 would get now, charging nothing. A request that went through a Sluice limit is
+   * known by its address; for one that did not, give what the server handed over beside it (`env`), or an `ip`.
+   */
+  peek(target: Request | string | readonly string[], env?: unknown): Promise<Decision>
+  /** The keys the limit counts a request under, one per rule; `env` as for {@link FetchRateLimit.peek}. */
+  keyOf(request: Request, env?: unknown): Promise<string[]>
+}
+
+// What the server handed over beside each request that went through a limit, so that a handler's keyOf(request)
+// or peek(request), on this limit or another, finds the client's address.
+const envs = new WeakMap<Request, unknown>()
+
+const READER = {
+  request: (request: Request) => request,
+  path: (request: Request) => new URL(request.url).pathname,
+  env: (_request: Request, env: unknown) => env,
+}
+
+/**
+ * Rate-limits a Web-standard fetch handler (`Request` in, `Response` out): Bun.serve, Deno.serve, Next.js route
+ * handlers, Cloudflare Workers, and Node's fetch-style servers. By client IP, as the server reports it beside the
+ * request, unless given a `key` (or an `ip`). A rejected request gets its 429 (or 503, 403, 413) without reaching
+ * the handler; an admitted one gets the RateLimit headers on the handler's response.
+ *
+ * @example
+ * import { rateLimit } from '@sluice/fetch'
+ *
+ * const limit = rateLimit({ limit: 100, window: '1m' })
+ * Deno.serve(limit((request) => new Response(`hello, ${decisionOf(request)?.remaining} left`)))
+ */
+export function rateLimit(options: FetchRateLimitOptions): FetchRateLimit {
+  const limit = fetchLimit(options, READER)
+  const wrap = <Args extends unknown[]>(handler: FetchHandler<Args>) =>
+    async function rateLimited(request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> {
+      if (args.length > 0) envs.set(request, args[0])
+      const step = await limit.decide(request, args[0])
+      if (step.done) return step.response
+      if (step.decision !== undefined) decisions.set(request, step.decision)
+      let response: Response
+      try {
+        response = await handler(request, ...(args as unknown as Args))
+      } catch (error) {
+        step.fail()
+        throw error
+      }
+      return step.finish(response)
+    }
+  const handle = rateLimitHandle(limit.policy, (request: Request) => limit.factsOf(request, envs.get(request)))
+  // Not \`instanceof Request\`: servers hand over requests of their own classes (Hono's Node server does).
+  const remember = (target: Request | string | readonly string[], env: unknown) => {
+    if (env !== undefined && typeof target === 'object' && !Array.isArray(target)) envs.set(target as Request, env)
+  }
+  return Object.assign(wrap, {
+    limiter: handle.limiter,
+    reset: handle.reset,
+    peek(target: Request | string | readonly string[], env?: unknown) {
+      remember(target, env)
+      return handle.peek(target)
+    },
+    keyOf(request: Request, env?: unknown) {
+      remember(request, env)
+      return handle.keyOf(request)
+    },
+  })
+}
+
+/**
+ * The decision on a request that went through {@link rateLimit} (of the last limit it went through), for the
+ * handler; undefined when skipped or not limited.
+ *
+ * @example
+ * const handler = limit((request) => Response.json({ remaining: decisionOf(request)?.remaining }))
+ */
+export function decisionOf(request: Request): Decision | undefined {
+  return decisions.get(request)
+}
+
+export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export { type FetchOutcome, peerAddress } from './exchange'
+export type { FetchOwnOptions } from './limit'

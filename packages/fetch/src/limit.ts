@@ -1,0 +1,118 @@
+import type { Decision, HttpLimitOptions } from '@sluice/core'
+import {
+  createHttpPolicy,
+  type HttpAdapter,
+  type HttpPolicy,
+  JSON_CONTENT_TYPE,
+  type RequestFacts,
+} from '@sluice/core/internal'
+import { Exchange, type FetchOutcome, factsOf, peerAddress, withHeaders } from './exchange'
+
+/**
+ * What every fetch adapter takes beyond the shared HTTP options, `Req` being what its functions are given (a
+ * `Request`, or Hono's context).
+ *
+ * @example
+ * const own: FetchOwnOptions<Request> = {
+ *   ip: (request) => request.headers.get('cf-connecting-ip') ?? undefined, // on Cloudflare, which sets it
+ *   onRejected: (_request, decision) => new Response(`Slow down: ${decision.retryAfterMs} ms`, { status: 429 }),
+ * }
+ */
+export interface FetchOwnOptions<Req> {
+  /**
+   * The client's address, the default key. Default: what the server hands over beside the request (Deno's
+   * `info.remoteAddr`, Bun's `server.requestIP`, Node's socket under Hono's Node server). A fetch handler has no
+   * socket of its own: on a Worker or an edge function, return the address header your platform sets (and that
+   * no client can forge past it); never a raw X-Forwarded-For that the client wrote.
+   */
+  ip?: (req: Req, env: unknown) => string | undefined
+  /**
+   * The response to a rate-limited request. The RateLimit, Retry-After and Cache-Control headers are added to it.
+   * Default: status `statusCode` with `{"error":"rate limit exceeded","retryAfter":<seconds>}`.
+   */
+  onRejected?: (req: Req, decision: Decision) => Response | Promise<Response>
+}
+
+/** Options of a fetch adapter's `rateLimit`: the shared HTTP options, with `refund(req, outcome)`. */
+export type FetchLimitOptions<Req> = HttpLimitOptions<Req, FetchOutcome> & FetchOwnOptions<Req>
+
+const FETCH: HttpAdapter<Exchange> = { ownOptions: ['ip', 'onRejected'], rawResponse: (exchange) => exchange }
+
+/** How an adapter reads its framework's request: the Web request under it, and its path. */
+export interface RequestReader<Req> {
+  request(req: Req): Request
+  path(req: Req): string
+  /** What the server handed over beside the request, for the default `ip`. */
+  env(req: Req, env: unknown): unknown
+}
+
+/** What the policy decided for one request: answer it now, or run the handler and finish its response. */
+export type Step =
+  | { readonly done: true; readonly response: Response }
+  | {
+      readonly done: false
+      /** Undefined when skipped or uncounted. */
+      readonly decision: Decision | undefined
+      /** The handler's response, with the rate-limit headers and watched to its end. */
+      finish(response: Response): Response
+      /** The handler threw. */
+      fail(): void
+    }
+
+/**
+ * A fetch adapter's limit, built once: `decide` runs per request. Shared by `@sluice/fetch` and its Hono
+ * middleware, so both answer alike.
+ */
+export interface FetchLimit<Req> {
+  readonly policy: HttpPolicy<Req, Exchange>
+  factsOf(req: Req, env?: unknown): RequestFacts
+  decide(req: Req, env: unknown): Promise<Step>
+}
+
+/**
+ * Builds the limit of a fetch adapter from its options and how it reads its requests. Invalid options throw an
+ * `InvalidOptionError` naming the option.
+ *
+ * @example
+ * const limit = fetchLimit({ limit: 100, window: '1m' }, { request: (r) => r, path: (r) => new URL(r.url).pathname, env: (_r, env) => env })
+ * const step = await limit.decide(request, info)
+ */
+export function fetchLimit<Req>(options: FetchLimitOptions<Req>, reader: RequestReader<Req>): FetchLimit<Req> {
+  const policy = createHttpPolicy<Req, Exchange>(options, FETCH)
+  const { ip, onRejected } = options
+  const ipGiven = ip !== undefined
+  const addressOf = (req: Req, env: unknown) =>
+    ip === undefined ? peerAddress(reader.request(req), reader.env(req, env)) : ip(req, env)
+  const facts = (req: Req, env?: unknown) =>
+    factsOf(reader.request(req), addressOf(req, env), reader.path(req), ipGiven)
+
+  return {
+    policy,
+    factsOf: facts,
+    async decide(req, env) {
+      const exchange = new Exchange()
+      const verdict = await policy.handle(req, exchange, facts(req, env))
+      if (verdict.action === 'skip') return pass(exchange, undefined, [])
+      if (verdict.action === 'pass') return pass(exchange, verdict.decision, verdict.headers)
+      if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
+        return { done: true, response: withHeaders(await onRejected(req, verdict.decision), verdict.headers) }
+      }
+      const headers = new Headers(verdict.headers as [string, string][])
+      headers.set('Content-Type', JSON_CONTENT_TYPE)
+      return { done: true, response: new Response(verdict.json, { status: verdict.status, headers }) }
+    },
+  }
+}
+
+function pass(
+  exchange: Exchange,
+  decision: Decision | undefined,
+  headers: readonly (readonly [string, string])[],
+): Step {
+  return {
+    done: false,
+    decision,
+    finish: (response) => exchange.settle(withHeaders(response, headers)),
+    fail: () => exchange.fail(),
+  }
+}
