@@ -11,7 +11,7 @@ import { isDeepStrictEqual, promisify } from 'node:util'
 
 const run = promisify(execFile)
 export const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '')
-export const PACKAGES = ['core', 'redis', 'client', 'express', 'koa', 'fastify']
+export const PACKAGES = ['core', 'redis', 'client', 'express', 'koa', 'fastify', 'fetch']
 /** What every tarball must hold besides its dist/. */
 const REQUIRED_FILES = ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']
 /** The frameworks and types the scratch app installs, at the ranges the repository tests with. */
