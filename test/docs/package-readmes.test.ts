@@ -29,7 +29,7 @@ function leavesThePackage(target: string): boolean {
 
 test('every package has its README here', () => {
   expect(readmes).toEqual(
-    ['client', 'core', 'express', 'fastify', 'koa', 'redis'].map((name) => `packages/${name}/README.md`),
+    ['client', 'core', 'express', 'fastify', 'fetch', 'koa', 'redis'].map((name) => `packages/${name}/README.md`),
   )
 })
 
