@@ -12,6 +12,7 @@ import { rateLimit as koaRateLimit } from '@sluice/koa'
 import express from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
+import fastify4 from 'fastify4'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import koa2 from 'koa2'
@@ -237,54 +238,57 @@ function koaFramework(name: string, Create: typeof Koa): Framework {
   })
 }
 
-const fastify5 = harness('fastify 5', async (spec, withLogger, parsed, failed) => {
-  const app = Fastify(spec.trustProxy ? { trustProxy: 'loopback' } : {})
-  app.setErrorHandler(async (error, _request, reply) => {
-    failed(error)
-    await reply.code(500).send()
-  })
-  const onRejected = spec.customRejection
-    ? async (_request: unknown, reply: import('fastify').FastifyReply, decision: Decision) => {
-        await reply.code(429).type('text/plain').send(`slow down, ${decision.retryAfterMs} ms`)
-      }
-    : undefined
-  const options = (limit: NeutralOptions) => (onRejected ? { ...withLogger(limit), onRejected } : withLogger(limit))
-  await app.register(fastifyRateLimit, spec.limit ? options(spec.limit) : { global: false })
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
-    parsed()
-    done(null, body)
-  })
-  for (const route of spec.routes ?? DEFAULT_ROUTES) {
-    app.route({
-      method: route.method,
-      url: route.path,
-      config: route.limit ? { rateLimit: options(route.limit) } : {},
-      handler: async (request, reply) => {
-        if (route.handle === undefined) {
-          await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
-          return
-        }
-        const { of } = route.handle
-        const target = spec.routes?.find((r) => r.path === of)
-        const handle =
-          target === undefined ? app.rateLimit.of(request) : app.rateLimit.route(target.method, target.path)
-        const [status, body] = await act(handle, request, request.headers, route.handle)
-        await reply.code(status).send(body)
-      },
+function fastifyFramework(name: string, create: typeof Fastify): Framework {
+  return harness(name, async (spec, withLogger, parsed, failed) => {
+    const app = create(spec.trustProxy ? { trustProxy: 'loopback' } : {})
+    app.setErrorHandler(async (error, _request, reply) => {
+      failed(error)
+      await reply.code(500).send()
     })
-  }
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return { server: app.server, close: () => app.close() }
-})
+    const onRejected = spec.customRejection
+      ? async (_request: unknown, reply: import('fastify').FastifyReply, decision: Decision) => {
+          await reply.code(429).type('text/plain').send(`slow down, ${decision.retryAfterMs} ms`)
+        }
+      : undefined
+    const options = (limit: NeutralOptions) => (onRejected ? { ...withLogger(limit), onRejected } : withLogger(limit))
+    await app.register(fastifyRateLimit, spec.limit ? options(spec.limit) : { global: false })
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
+      parsed()
+      done(null, body)
+    })
+    for (const route of spec.routes ?? DEFAULT_ROUTES) {
+      app.route({
+        method: route.method,
+        url: route.path,
+        config: route.limit ? { rateLimit: options(route.limit) } : {},
+        handler: async (request, reply) => {
+          if (route.handle === undefined) {
+            await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
+            return
+          }
+          const { of } = route.handle
+          const target = spec.routes?.find((r) => r.path === of)
+          const handle =
+            target === undefined ? app.rateLimit.of(request) : app.rateLimit.route(target.method, target.path)
+          const [status, body] = await act(handle, request, request.headers, route.handle)
+          await reply.code(status).send(body)
+        },
+      })
+    }
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return { server: app.server, close: () => app.close() }
+  })
+}
 
-/** Express 5 and 4, Koa 3 and 2, Fastify 5. */
+/** Express 5 and 4, Koa 3 and 2, Fastify 5 and 4. */
 export const frameworks: readonly Framework[] = [
   expressFramework('express 5', express),
   expressFramework('express 4', express4 as unknown as typeof express),
   koaFramework('koa 3', Koa),
   koaFramework('koa 2', koa2 as unknown as typeof Koa),
-  fastify5,
+  fastifyFramework('fastify 5', Fastify),
+  fastifyFramework('fastify 4', fastify4 as unknown as typeof Fastify),
 ]
 
 /** A store that remembers every key it was asked about, around a real MemoryStore. */
