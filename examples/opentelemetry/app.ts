@@ -2,7 +2,7 @@
 // it is given. Run it with `npx tsx examples/opentelemetry/server.ts`.
 import type { Meter } from '@opentelemetry/api'
 import type { Store } from '@sluice/core'
-import { rateLimit } from '@sluice/koa'
+import { ipKey, rateLimit } from '@sluice/koa'
 import Koa from 'koa'
 import { instrumentSluice } from './metrics'
 
@@ -25,7 +25,7 @@ export function createApp(options: AppOptions): InstrumentedApp {
     rateLimit({
       ...(options.store === undefined ? {} : { store: options.store }),
       // Per API key (a real app would check it first), else per client IP.
-      key: (ctx) => ctx.get('x-api-key') || ctx.ip,
+      key: (ctx) => ctx.get('x-api-key') || ipKey(ctx),
       rules: [
         { name: 'burst', limit: 5, window: '10s' },
         { name: 'hourly', limit: 100, window: '1h' },

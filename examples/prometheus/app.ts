@@ -1,7 +1,7 @@
 // An Express API limited by two stacked rules, with its limiter's metrics at GET /metrics for Prometheus to scrape.
 // Run it with `npx tsx examples/prometheus/server.ts`.
 import type { Store } from '@sluice/core'
-import { rateLimit } from '@sluice/express'
+import { ipKey, rateLimit } from '@sluice/express'
 import express from 'express'
 import { Registry } from 'prom-client'
 import { registerSluiceMetrics } from './metrics'
@@ -29,7 +29,7 @@ export function createApp(options: AppOptions = {}): MetricsApp {
     rateLimit({
       ...(options.store === undefined ? {} : { store: options.store }),
       // Per API key (a real app would check it first), else per client IP.
-      key: (req) => req.get('x-api-key') ?? req.ip ?? 'unknown',
+      key: (req) => req.get('x-api-key') ?? ipKey(req),
       rules: [
         { name: 'burst', limit: 5, window: '10s' },
         { name: 'hourly', limit: 100, window: '1h' },

@@ -4,11 +4,11 @@ import type { IncomingHttpHeaders, Server } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Router from '@koa/router'
-import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
+import type { Decision, HttpLimitOptions, IpKeyOptions, RateLimitHandle } from '@sluice/core'
 import type { BindOptions, BoundStore, CompiledRule, Store } from '@sluice/core/store'
-import { rateLimit as expressRateLimit } from '@sluice/express'
-import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
-import { rateLimit as koaRateLimit } from '@sluice/koa'
+import { ipKey as expressIpKey, rateLimit as expressRateLimit } from '@sluice/express'
+import { ipKey as fastifyIpKey, rateLimit as fastifyRateLimit } from '@sluice/fastify'
+import { ipKey as koaIpKey, rateLimit as koaRateLimit } from '@sluice/koa'
 import express from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
@@ -99,6 +99,8 @@ export interface RunningApp {
 
 export interface Framework {
   readonly name: string
+  /** The adapter's `ipKey(req, options)`, for a key function of the neutral options. */
+  readonly ipKey: (req: NeutralRequest, options?: IpKeyOptions) => string
   start(spec: AppSpec): Promise<RunningApp>
 }
 
@@ -112,6 +114,7 @@ interface Built {
 
 function harness(
   name: string,
+  ipKey: (req: never, options?: IpKeyOptions) => string,
   build: (
     spec: AppSpec,
     withLogger: (options: NeutralOptions) => NeutralOptions,
@@ -121,6 +124,7 @@ function harness(
 ): Framework {
   return {
     name,
+    ipKey: ipKey as Framework['ipKey'],
     async start(spec) {
       const warnings: string[] = []
       const errors: string[] = []
@@ -154,7 +158,7 @@ function harness(
 }
 
 function expressFramework(name: string, create: typeof express): Framework {
-  return harness(name, async (spec, withLogger, parsed, failed) => {
+  return harness(name, expressIpKey, async (spec, withLogger, parsed, failed) => {
     const app = create()
     if (spec.trustProxy) app.set('trust proxy', 'loopback')
     const onRejected = spec.customRejection
@@ -196,7 +200,7 @@ function expressFramework(name: string, create: typeof express): Framework {
 }
 
 function koaFramework(name: string, Create: typeof Koa): Framework {
-  return harness(name, async (spec, withLogger, parsed, failed) => {
+  return harness(name, koaIpKey, async (spec, withLogger, parsed, failed) => {
     const app = new Create()
     app.on('error', failed)
     if (spec.trustProxy) app.proxy = true
@@ -239,7 +243,7 @@ function koaFramework(name: string, Create: typeof Koa): Framework {
 }
 
 function fastifyFramework(name: string, create: typeof Fastify): Framework {
-  return harness(name, async (spec, withLogger, parsed, failed) => {
+  return harness(name, fastifyIpKey, async (spec, withLogger, parsed, failed) => {
     const app = create(spec.trustProxy ? { trustProxy: 'loopback' } : {})
     app.setErrorHandler(async (error, _request, reply) => {
       failed(error)

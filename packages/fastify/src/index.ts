@@ -214,7 +214,8 @@ export const rateLimit = fp(sluiceRateLimit, { fastify: FASTIFY_VERSIONS, name: 
 
 export default rateLimit
 
-export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+export { ipKey } from './facts'
 export {
   concurrencyLimit,
   type FastifyConcurrencyLimitOptions,
