@@ -14,6 +14,8 @@ const storeChannel = channel('sluice:store')
 export interface DecisionContext {
   readonly rules: readonly CompiledRule[]
   readonly eventKeys: EventKeys
+  /** The limiter's `label` (default: its prefix), as the events' `limiter`. */
+  readonly limiter: string
 }
 
 /**
@@ -69,7 +71,7 @@ export function observeDecision(
 }
 
 function decisionEvent(
-  { rules, eventKeys }: DecisionContext,
+  { rules, eventKeys, limiter }: DecisionContext,
   operation: DecisionEvent['operation'],
   keys: readonly string[],
   cost: number,
@@ -80,6 +82,7 @@ function decisionEvent(
   const perRule: readonly RuleDecision[] = decision.rules ?? [decision]
   return {
     operation,
+    limiter,
     prefix: (rules[0] as CompiledRule).prefix,
     allowed: decision.allowed,
     rule: decision.rule,
@@ -127,7 +130,7 @@ class RuleEvent implements RuleDecisionEvent {
 }
 
 function publishFailure(
-  { rules, eventKeys }: DecisionContext,
+  { rules, eventKeys, limiter }: DecisionContext,
   keys: readonly string[],
   error: unknown,
   storeLatencyMs: number,
@@ -143,6 +146,7 @@ function publishFailure(
   const key = keys[index] as string
   const event: StoreRequestFailedEvent = {
     type: isKeyError ? 'key-error' : 'unavailable',
+    limiter,
     prefix: (rules[0] as CompiledRule).prefix,
     rule: (rules[index] as CompiledRule).name,
     keyHash: keyHash(key),
