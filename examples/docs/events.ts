@@ -39,3 +39,13 @@ export function rawKeys(app: express.Express): void {
   // #endregion raw-keys
   void limiter
 }
+
+declare function login(req: express.Request, res: express.Response): void
+
+export function labels(app: express.Express): void {
+  // #region label
+  app.use(rateLimit({ label: 'api', limit: 100, window: '1m' }))
+  app.post('/login', rateLimit({ label: 'login', limit: 5, window: '15m' }), login)
+  // sluice:decision events: { limiter: 'api', rule: 'default', ... } and { limiter: 'login', rule: 'default', ... }
+  // #endregion label
+}

@@ -1,6 +1,6 @@
 // The code of docs/http.md: each region is a block of the doc, word for word (test/docs/code-blocks.test.ts), and
 // `npm run typecheck` compiles this file, so the doc's code always builds.
-import { concurrencyLimit, rateLimit, shedLoad } from '@sluice/express'
+import { concurrencyLimit, ipKey, rateLimit, shedLoad } from '@sluice/express'
 import express from 'express'
 
 declare function login(req: express.Request, res: express.Response): void
@@ -25,7 +25,7 @@ export function keys(app: express.Express): void {
   app.use(
     rateLimit({
       rules: [
-        { name: 'user', limit: 100, window: '1m', key: (req) => req.get('x-api-key') ?? req.ip ?? 'unknown' },
+        { name: 'user', limit: 100, window: '1m', key: (req) => req.get('x-api-key') ?? ipKey(req) },
         { name: 'tenant', limit: 2000, window: '1m', key: (req) => `tenant:${tenantOf(req)}` },
         { name: 'global', algorithm: 'token-bucket', limit: 400, window: '1s', key: () => 'all' },
       ],

@@ -2,7 +2,7 @@
 // `npm run typecheck` compiles this file. test/docs/quotas.test.ts builds these apps and runs the doc's figures
 // through them over HTTP, so what the doc says they do is what they do.
 import type { Store } from '@sluice/core'
-import { type RateLimitMiddleware, rateLimit } from '@sluice/express'
+import { ipKey, type RateLimitMiddleware, rateLimit } from '@sluice/express'
 import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
 import express from 'express'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
@@ -12,7 +12,7 @@ export function quotaApp(store: Store): { app: express.Express; api: RateLimitMi
   const app = express()
   // #region quota
   const api = rateLimit({
-    key: (req) => req.get('x-api-key') ?? req.ip ?? 'anonymous',
+    key: (req) => req.get('x-api-key') ?? ipKey(req),
     rules: [
       { name: 'burst', limit: 1000, window: '1m' }, // a rate: 1000 a minute
       { name: 'daily', limit: 500_000, period: 'day', timeZone: 'Europe/Berlin' }, // a quota: 500,000 a Berlin day
@@ -34,7 +34,7 @@ export function plansApp(store: Store, planOf: (req: express.Request) => Promise
   app.use(
     rateLimit({
       algorithm: 'fixed-window',
-      key: (req) => req.get('x-api-key') ?? req.ip ?? 'anonymous',
+      key: (req) => req.get('x-api-key') ?? ipKey(req),
       limit: async (req) => ((await planOf(req)) === 'pro' ? 1000 : 10), // per minute, by plan
       window: '1m',
       store,

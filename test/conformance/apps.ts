@@ -5,16 +5,17 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { getRequestListener } from '@hono/node-server'
 import Router from '@koa/router'
-import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
+import type { Decision, HttpLimitOptions, IpKeyOptions, RateLimitHandle } from '@sluice/core'
 import type { BindOptions, BoundStore, CompiledRule, Store } from '@sluice/core/store'
-import { rateLimit as expressRateLimit } from '@sluice/express'
-import { rateLimit as fastifyRateLimit } from '@sluice/fastify'
-import { decisionOf, type FetchRateLimitOptions, rateLimit as fetchRateLimit } from '@sluice/fetch'
-import { type HonoRateLimitOptions, rateLimit as honoRateLimit } from '@sluice/fetch/hono'
-import { rateLimit as koaRateLimit } from '@sluice/koa'
+import { ipKey as expressIpKey, rateLimit as expressRateLimit } from '@sluice/express'
+import { ipKey as fastifyIpKey, rateLimit as fastifyRateLimit } from '@sluice/fastify'
+import { decisionOf, type FetchRateLimitOptions, ipKey as fetchIpKey, rateLimit as fetchRateLimit } from '@sluice/fetch'
+import { type HonoRateLimitOptions, ipKey as honoIpKey, rateLimit as honoRateLimit } from '@sluice/fetch/hono'
+import { ipKey as koaIpKey, rateLimit as koaRateLimit } from '@sluice/koa'
 import express from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
+import fastify4 from 'fastify4'
 import { Hono, type Context as HonoContext } from 'hono'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
@@ -102,6 +103,8 @@ export interface RunningApp {
 
 export interface Framework {
   readonly name: string
+  /** The adapter's `ipKey(req, options)`, for a key function of the neutral options. */
+  readonly ipKey: (req: NeutralRequest, options?: IpKeyOptions) => string
   start(spec: AppSpec): Promise<RunningApp>
 }
 
@@ -115,6 +118,7 @@ interface Built {
 
 function harness(
   name: string,
+  ipKey: (req: never, options?: IpKeyOptions) => string,
   build: (
     spec: AppSpec,
     withLogger: (options: NeutralOptions) => NeutralOptions,
@@ -124,6 +128,7 @@ function harness(
 ): Framework {
   return {
     name,
+    ipKey: ipKey as Framework['ipKey'],
     async start(spec) {
       const warnings: string[] = []
       const errors: string[] = []
@@ -157,7 +162,7 @@ function harness(
 }
 
 function expressFramework(name: string, create: typeof express): Framework {
-  return harness(name, async (spec, withLogger, parsed, failed) => {
+  return harness(name, expressIpKey, async (spec, withLogger, parsed, failed) => {
     const app = create()
     if (spec.trustProxy) app.set('trust proxy', 'loopback')
     const onRejected = spec.customRejection
@@ -199,7 +204,7 @@ function expressFramework(name: string, create: typeof express): Framework {
 }
 
 function koaFramework(name: string, Create: typeof Koa): Framework {
-  return harness(name, async (spec, withLogger, parsed, failed) => {
+  return harness(name, koaIpKey, async (spec, withLogger, parsed, failed) => {
     const app = new Create()
     app.on('error', failed)
     if (spec.trustProxy) app.proxy = true
@@ -241,59 +246,67 @@ function koaFramework(name: string, Create: typeof Koa): Framework {
   })
 }
 
-const fastify5 = harness('fastify 5', async (spec, withLogger, parsed, failed) => {
-  const app = Fastify(spec.trustProxy ? { trustProxy: 'loopback' } : {})
-  app.setErrorHandler(async (error, _request, reply) => {
-    failed(error)
-    await reply.code(500).send()
-  })
-  const onRejected = spec.customRejection
-    ? async (_request: unknown, reply: import('fastify').FastifyReply, decision: Decision) => {
-        await reply.code(429).type('text/plain').send(`slow down, ${decision.retryAfterMs} ms`)
-      }
-    : undefined
-  const options = (limit: NeutralOptions) => (onRejected ? { ...withLogger(limit), onRejected } : withLogger(limit))
-  await app.register(fastifyRateLimit, spec.limit ? options(spec.limit) : { global: false })
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
-    parsed()
-    done(null, body)
-  })
-  for (const route of spec.routes ?? DEFAULT_ROUTES) {
-    app.route({
-      method: route.method,
-      url: route.path,
-      config: route.limit ? { rateLimit: options(route.limit) } : {},
-      handler: async (request, reply) => {
-        if (route.handle === undefined) {
-          await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
-          return
-        }
-        const { of } = route.handle
-        const target = spec.routes?.find((r) => r.path === of)
-        const handle =
-          target === undefined ? app.rateLimit.of(request) : app.rateLimit.route(target.method, target.path)
-        const [status, body] = await act(handle, request, request.headers, route.handle)
-        await reply.code(status).send(body)
-      },
+function fastifyFramework(name: string, create: typeof Fastify): Framework {
+  return harness(name, fastifyIpKey, async (spec, withLogger, parsed, failed) => {
+    const app = create(spec.trustProxy ? { trustProxy: 'loopback' } : {})
+    app.setErrorHandler(async (error, _request, reply) => {
+      failed(error)
+      await reply.code(500).send()
     })
-  }
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return { server: app.server, close: () => app.close() }
-})
+    const onRejected = spec.customRejection
+      ? async (_request: unknown, reply: import('fastify').FastifyReply, decision: Decision) => {
+          await reply.code(429).type('text/plain').send(`slow down, ${decision.retryAfterMs} ms`)
+        }
+      : undefined
+    const options = (limit: NeutralOptions) => (onRejected ? { ...withLogger(limit), onRejected } : withLogger(limit))
+    await app.register(fastifyRateLimit, spec.limit ? options(spec.limit) : { global: false })
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
+      parsed()
+      done(null, body)
+    })
+    for (const route of spec.routes ?? DEFAULT_ROUTES) {
+      app.route({
+        method: route.method,
+        url: route.path,
+        config: route.limit ? { rateLimit: options(route.limit) } : {},
+        handler: async (request, reply) => {
+          if (route.handle === undefined) {
+            await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })
+            return
+          }
+          const { of } = route.handle
+          const target = spec.routes?.find((r) => r.path === of)
+          const handle =
+            target === undefined ? app.rateLimit.of(request) : app.rateLimit.route(target.method, target.path)
+          const [status, body] = await act(handle, request, request.headers, route.handle)
+          await reply.code(status).send(body)
+        },
+      })
+    }
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return { server: app.server, close: () => app.close() }
+  })
+}
 
 // The fetch adapters' functions are given a Web Request (or Hono's context), whose headers are a Headers object:
 // the neutral options read a plain object of headers and a statusCode, so each function is given that view.
-const neutralRequest = (request: Request): NeutralRequest => ({
-  headers: Object.fromEntries(request.headers) as IncomingHttpHeaders,
-})
+// The view keeps the framework's own request, for the adapter's ipKey (see `viewed`).
+const ORIGINAL = Symbol('the framework request')
+const neutralRequest = (request: Request, original: unknown = request): NeutralRequest =>
+  ({ headers: Object.fromEntries(request.headers) as IncomingHttpHeaders, [ORIGINAL]: original }) as NeutralRequest
+/** An adapter's ipKey(req) for a key function of the neutral options, which is given the view. */
+const viewed =
+  <Req>(ipKey: (req: Req, options?: IpKeyOptions) => string) =>
+  (view: never, options?: IpKeyOptions) =>
+    ipKey((view as Record<symbol, Req>)[ORIGINAL] as Req, options)
 const REQUEST_FUNCTIONS = ['key', 'cost', 'skip', 'limit', 'window', 'allowList', 'denyList'] as const
 
 function fetchOptions<Req>(options: NeutralOptions, requestOf: (req: Req) => Request): Record<string, unknown> {
   const view = (fn: unknown) =>
     typeof fn === 'function'
       ? (req: Req, ...rest: unknown[]) =>
-          (fn as (...args: unknown[]) => unknown)(neutralRequest(requestOf(req)), ...rest)
+          (fn as (...args: unknown[]) => unknown)(neutralRequest(requestOf(req), req), ...rest)
       : fn
   const converted: Record<string, unknown> = { ...options }
   for (const name of REQUEST_FUNCTIONS) if (name in options) converted[name] = view(options[name])
@@ -308,7 +321,7 @@ function fetchOptions<Req>(options: NeutralOptions, requestOf: (req: Req) => Req
   const { refund } = options
   if (refund !== undefined) {
     converted['refund'] = (req: Req, outcome: { status: number }) =>
-      refund(neutralRequest(requestOf(req)), { statusCode: outcome.status })
+      refund(neutralRequest(requestOf(req), req), { statusCode: outcome.status })
   }
   return converted
 }
@@ -329,7 +342,7 @@ function addressBehindLoopbackProxy(request: Request, peer: string | undefined):
 const rejectedAsText = (decision: Decision) =>
   new Response(`slow down, ${decision.retryAfterMs} ms`, { status: 429, headers: { 'content-type': 'text/plain' } })
 
-const honoFramework = harness('hono 4', async (spec, withLogger, parsed, failed) => {
+const honoFramework = harness('hono 4', viewed(honoIpKey), async (spec, withLogger, parsed, failed) => {
   const app = new Hono()
   app.onError((error, c) => {
     failed(error)
@@ -372,7 +385,7 @@ const honoFramework = harness('hono 4', async (spec, withLogger, parsed, failed)
 })
 
 /** A plain fetch handler (no framework), each route's limit wrapping its handler, served by a Node fetch server. */
-const fetchFramework = harness('fetch', async (spec, withLogger, parsed, failed) => {
+const fetchFramework = harness('fetch', viewed(fetchIpKey), async (spec, withLogger, parsed, failed) => {
   const ip = spec.trustProxy
     ? (request: Request, env: unknown) =>
         addressBehindLoopbackProxy(
@@ -429,13 +442,14 @@ const fetchFramework = harness('fetch', async (spec, withLogger, parsed, failed)
   }
 })
 
-/** Express 5 and 4, Koa 3 and 2, Fastify 5, Hono 4 and a plain fetch handler. */
+/** Express 5 and 4, Koa 3 and 2, Fastify 5 and 4, Hono 4 and a plain fetch handler. */
 export const frameworks: readonly Framework[] = [
   expressFramework('express 5', express),
   expressFramework('express 4', express4 as unknown as typeof express),
   koaFramework('koa 3', Koa),
   koaFramework('koa 2', koa2 as unknown as typeof Koa),
-  fastify5,
+  fastifyFramework('fastify 5', Fastify),
+  fastifyFramework('fastify 4', fastify4 as unknown as typeof Fastify),
   honoFramework,
   fetchFramework,
 ]

@@ -6,7 +6,15 @@ import Redis from 'ioredis'
 import { type Item, parseDictionary, parseItem, parseList } from 'structured-headers'
 import supertest from 'supertest'
 import { freePort } from '../../scripts/redis-server'
-import { type AppSpec, FailingStore, type Framework, frameworks, RecordingStore, type RunningApp } from './apps'
+import {
+  type AppSpec,
+  FailingStore,
+  type Framework,
+  frameworks,
+  type NeutralRequest,
+  RecordingStore,
+  type RunningApp,
+} from './apps'
 
 /** A clock tests move by hand; 2026-01-01T00:00:10Z, 10 s into a minute window. */
 function manualClock(start = 1_767_225_610_000) {
@@ -22,7 +30,7 @@ function clockedStore() {
 
 interface Case {
   readonly name: string
-  run(start: (spec: AppSpec) => Promise<RunningApp>): Promise<void>
+  run(start: (spec: AppSpec) => Promise<RunningApp>, framework: Framework): Promise<void>
 }
 
 const get = (app: RunningApp, path = '/') => supertest(app.server).get(path)
@@ -338,6 +346,73 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'a custom key falling back to ipKey(req) keeps the /64 grouping that a fallback to req.ip loses, IPv4 as it is',
+    async run(start, framework) {
+      const store = new RecordingStore(new MemoryStore())
+      // The docs' keys example: an API key when there is one, else the client address.
+      const key = (req: NeutralRequest) => {
+        const apiKey = req.headers['x-api-key']
+        return typeof apiKey === 'string' ? `key:${apiKey}` : framework.ipKey(req)
+      }
+      const app = await start({ trustProxy: true, limit: { limit: 10, window: '1m', key, store } })
+      const from = async (address: string) => {
+        const res = await get(app).set('x-forwarded-for', address).expect(200)
+        return decisionOf(res)?.remaining
+      }
+      expect(await from('2001:db8:1:2::1')).toBe(9)
+      expect(await from('2001:db8:1:2:ffff:ffff:ffff:9')).toBe(8)
+      expect(await from('[2001:DB8:1:2::3]:443')).toBe(7)
+      expect(await from('2001:db8:1:3::1')).toBe(9)
+      expect(await from('203.0.113.7')).toBe(9)
+      expect(await from('::ffff:203.0.113.7')).toBe(8)
+      expect(decisionOf(await get(app).set('x-api-key', 'k1').expect(200))?.remaining).toBe(9)
+      expect(store.keys).toEqual([
+        '2001:db8:1:2::/64',
+        '2001:db8:1:2::/64',
+        '2001:db8:1:2::/64',
+        '2001:db8:1:3::/64',
+        '203.0.113.7',
+        '203.0.113.7',
+        'key:k1',
+      ])
+    },
+  },
+  {
+    name: 'ipKey(req) keys a malformed address as it is (trimmed, at most 64 characters), never failing the request',
+    async run(start, framework) {
+      const store = new RecordingStore(new MemoryStore())
+      const app = await start({ trustProxy: true, limit: { limit: 10, window: '1m', key: framework.ipKey, store } })
+      const long = 'x'.repeat(100)
+      await get(app).set('x-forwarded-for', 'not-an-address').expect(200)
+      await get(app).set('x-forwarded-for', long).expect(200)
+      await get(app).set('x-forwarded-for', '2001:db8::1::2').expect(200)
+      expect(store.keys).toEqual(['not-an-address', 'x'.repeat(64), '2001:db8::1::2'])
+    },
+  },
+  {
+    name: 'ipKey(req, { ipv6Subnet }) groups per the given prefix (56, or false for whole addresses); 0 throws naming it',
+    async run(start, framework) {
+      const store = new RecordingStore(new MemoryStore())
+      const errors: unknown[] = []
+      const key = (req: NeutralRequest) => {
+        try {
+          framework.ipKey(req, { ipv6Subnet: 0 })
+        } catch (error) {
+          errors.push(error)
+        }
+        return `${framework.ipKey(req, { ipv6Subnet: 56 })} ${framework.ipKey(req, { ipv6Subnet: false })}`
+      }
+      const app = await start({ trustProxy: true, limit: { limit: 10, window: '1m', key, store } })
+      await get(app).set('x-forwarded-for', '2001:db8:1:2ab::9').expect(200)
+      await get(app).set('x-forwarded-for', '203.0.113.7').expect(200)
+      expect(store.keys).toEqual(['2001:db8:1:200::/56 2001:db8:1:2ab::9/128', '203.0.113.7 203.0.113.7'])
+      expect(errors).toEqual([
+        expect.objectContaining({ name: 'InvalidOptionError', option: 'ipv6Subnet' }),
+        expect.objectContaining({ name: 'InvalidOptionError', option: 'ipv6Subnet' }),
+      ])
+    },
+  },
+  {
     name: 'skip: skipped requests are neither counted nor given headers',
     async run(start) {
       const app = await start({
@@ -545,5 +620,5 @@ describe.each(frameworks.map((framework): [string, Framework] => [framework.name
     // Nothing a case does may reach the framework's error handler.
     expect(apps.flatMap((app) => app.failures)).toEqual([])
   })
-  it.each(cases.map((c): [string, Case] => [c.name, c]))('%s', (_name, c) => c.run(start))
+  it.each(cases.map((c): [string, Case] => [c.name, c]))('%s', (_name, c) => c.run(start, framework))
 })

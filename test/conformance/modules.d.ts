@@ -7,3 +7,7 @@ declare module 'koa2' {
   import Koa = require('koa')
   export = Koa
 }
+declare module 'fastify4' {
+  import Fastify = require('fastify')
+  export = Fastify
+}

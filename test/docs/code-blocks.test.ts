@@ -1,31 +1,24 @@
 // Every TypeScript block of docs/ is a region of a file that `npm run typecheck` compiles (and, for the migration
 // examples, that a test runs), quoted word for word: a block follows a marker `<!-- code: <path>[#<region>] -->`,
 // and a region is the lines between `// #region <name>` and `// #endregion <name>`, without their common indent.
-import { fences, markdownFiles, read } from './markdown'
+// The root README's blocks that carry such a marker (its quick starts, which readme.test.ts runs) are held alike.
+import { fences, markdownFiles, quoted, read } from './markdown'
 
 const docs = markdownFiles().filter((file) => file.startsWith('docs/'))
 
-/** The text a marker names: a whole file, or one region of it, dedented. */
-function quoted(marker: string): string {
-  const [path = '', region] = marker.split('#', 2)
-  const text = read(path)
-  if (region === undefined) return text.replace(/\n$/, '')
-  const lines = text.split('\n')
-  const start = lines.findIndex((line) => line.trim() === `// #region ${region}`)
-  const end = lines.findIndex((line) => line.trim() === `// #endregion ${region}`)
-  if (start === -1 || end < start) throw new Error(`${path} has no region "${region}"`)
-  const body = lines.slice(start + 1, end)
-  const indent = Math.min(...body.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)?.[0].length ?? 0))
-  return body.map((line) => line.slice(indent)).join('\n')
-}
+const blocks = docs
+  .flatMap((file) =>
+    fences(read(file))
+      .filter((fence) => fence.lang === 'ts' || fence.lang === 'typescript')
+      .map((fence) => [`${file}:${fence.line}`, fence] as const),
+  )
+  .concat(
+    fences(read('README.md'))
+      .filter((fence) => fence.lineBefore.startsWith('<!-- code: '))
+      .map((fence) => [`README.md:${fence.line}`, fence] as const),
+  )
 
-const blocks = docs.flatMap((file) =>
-  fences(read(file))
-    .filter((fence) => fence.lang === 'ts' || fence.lang === 'typescript')
-    .map((fence) => [`${file}:${fence.line}`, fence] as const),
-)
-
-test('docs/ has TypeScript blocks to check', () => {
+test('docs/ and the README have TypeScript blocks to check', () => {
   expect(blocks.length).toBeGreaterThan(5)
 })
 

@@ -29,6 +29,20 @@ export function read(path: string): string {
   return readFileSync(join(ROOT, path), 'utf8')
 }
 
+/** The text a marker names: a whole file, or one region of it, dedented. */
+export function quoted(marker: string): string {
+  const [path = '', region] = marker.split('#', 2)
+  const text = read(path)
+  if (region === undefined) return text.replace(/\n$/, '')
+  const lines = text.split('\n')
+  const start = lines.findIndex((line) => line.trim() === `// #region ${region}`)
+  const end = lines.findIndex((line) => line.trim() === `// #endregion ${region}`)
+  if (start === -1 || end < start) throw new Error(`${path} has no region "${region}"`)
+  const body = lines.slice(start + 1, end)
+  const indent = Math.min(...body.filter((line) => line.trim() !== '').map((line) => /^ */.exec(line)?.[0].length ?? 0))
+  return body.map((line) => line.slice(indent)).join('\n')
+}
+
 /** A fenced code block: its info string (`ts`, `http`...), its text, the line before it and where it starts. */
 export interface Fence {
   readonly lang: string

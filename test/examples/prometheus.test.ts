@@ -12,26 +12,113 @@ const quietLogger = { warn: () => {}, error: () => {}, info: () => {} }
 // Time stands still in these tests (2026-01-01T00:00:10Z), so no window boundary falls between two requests.
 const NOW = 1_767_225_610_000
 
+/** The labels of a sample of sluice_requests_total for limiter "api", in the order the exposition writes them. */
+const api = (rule: string, outcome: string) => ({ limiter: 'api', rule, outcome })
+
+/** A promise and its resolve, for a handler the test holds until it lets it go. */
+function gate() {
+  let open = () => {}
+  const opened = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { open, opened }
+}
+
 async function scrape(url: string): Promise<string> {
   const response = await fetch(`${url}/metrics`)
   expect(response.status).toBe(200)
   return response.text()
 }
 
-test('on the memory store: 5 admitted and 2 rejected by rule "burst", each decision timed', async () => {
+test('on the memory store: 5 admitted and 2 rejected by rule "burst" of limiter "api", each decision timed', async () => {
   const { app, close } = createApp({ store: new MemoryStore({ clock: () => NOW }) })
   const server = await serve(app)
   try {
     expect(await statuses(`${server.url}/items`, 7)).toEqual([200, 200, 200, 200, 200, 429, 429])
     const text = await scrape(server.url)
-    expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'admitted' })).toBe(5)
-    expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'rejected' })).toBe(2)
-    expect(sample(text, 'sluice_requests_total', { rule: 'hourly', outcome: 'admitted' })).toBe(5)
+    expect(sample(text, 'sluice_requests_total', api('burst', 'admitted'))).toBe(5)
+    expect(sample(text, 'sluice_requests_total', api('burst', 'rejected'))).toBe(2)
+    expect(sample(text, 'sluice_requests_total', api('hourly', 'admitted'))).toBe(5)
     // The hourly rule never refused: a request rejected by "burst" is not counted against it.
-    expect(sample(text, 'sluice_requests_total', { rule: 'hourly', outcome: 'rejected' })).toBeUndefined()
-    expect(sample(text, 'sluice_store_latency_seconds_count')).toBe(7)
-    expect(sample(text, 'sluice_store_latency_seconds_bucket', { le: '+Inf' })).toBe(7)
-    expect(sample(text, 'sluice_short_circuit_total')).toBe(0)
+    expect(sample(text, 'sluice_requests_total', api('hourly', 'rejected'))).toBeUndefined()
+    expect(sample(text, 'sluice_store_latency_seconds_count', { limiter: 'api' })).toBe(7)
+    expect(sample(text, 'sluice_store_latency_seconds_bucket', { le: '+Inf', limiter: 'api' })).toBe(7)
+    expect(sample(text, 'sluice_short_circuit_total', { limiter: 'api' })).toBeUndefined()
+  } finally {
+    close()
+    await server.close()
+  }
+})
+
+test("two limiters whose one rule is 'default' are two series, told apart by their limiter label", async () => {
+  const { app, close } = createApp({ store: new MemoryStore({ clock: () => NOW }) })
+  const server = await serve(app)
+  try {
+    // Far below both limits (20 a minute, 5 a quarter), so every request is admitted whatever the clock says.
+    expect(await statuses(`${server.url}/search`, 2, 'dana')).toEqual([200, 200])
+    expect((await fetch(`${server.url}/login`, { method: 'POST' })).status).toBe(200)
+    const text = await scrape(server.url)
+    const admitted = (limiter: string) =>
+      sample(text, 'sluice_requests_total', { limiter, rule: 'default', outcome: 'admitted' })
+    expect([admitted('search'), admitted('login')]).toEqual([2, 1])
+    // Every request went through the api limiter too, under its own label.
+    expect(sample(text, 'sluice_requests_total', api('burst', 'admitted'))).toBe(3)
+  } finally {
+    close()
+    await server.close()
+  }
+})
+
+test('a concurrency limit: the slot a running export holds is in sluice_concurrency_in_flight; a second is refused', async () => {
+  const running = gate()
+  const release = gate()
+  const { app, close } = createApp({
+    store: new MemoryStore({ clock: () => NOW }),
+    exportCsv: () => {
+      running.open()
+      return release.opened
+    },
+  })
+  const server = await serve(app)
+  try {
+    const first = fetch(`${server.url}/export`, { headers: { 'x-api-key': 'alice' } })
+    await running.opened
+    expect(await statuses(`${server.url}/export`, 1, 'alice')).toEqual([429])
+    const text = await scrape(server.url)
+    expect(sample(text, 'sluice_concurrency_in_flight', { limiter: 'export' })).toBe(1)
+    release.open()
+    expect((await first).status).toBe(200)
+  } finally {
+    close()
+    await server.close()
+  }
+})
+
+test('load shedding: a request shed while the one slot is taken is in sluice_shed_total, the slot in the gauges', async () => {
+  const running = gate()
+  const release = gate()
+  const { app, close } = createApp({
+    store: new MemoryStore({ clock: () => NOW }),
+    shed: { maxInFlight: 1, queue: 0 },
+    exportCsv: () => {
+      running.open()
+      return release.opened
+    },
+  })
+  const server = await serve(app)
+  try {
+    const first = fetch(`${server.url}/export`, { headers: { 'x-api-key': 'alice' } })
+    await running.opened
+    expect(await statuses(`${server.url}/items`, 2, 'bob')).toEqual([503, 503])
+    const text = await scrape(server.url)
+    expect(sample(text, 'sluice_shed_total', { reason: 'overloaded', priority: 'normal' })).toBe(2)
+    expect(sample(text, 'sluice_shed_in_flight')).toBe(1)
+    expect(sample(text, 'sluice_shed_waiting')).toBe(0)
+    expect(sample(text, 'sluice_shed_limit')).toBe(1)
+    // A shed request never reached the rate limiter.
+    expect(sample(text, 'sluice_requests_total', api('burst', 'admitted'))).toBe(1)
+    release.open()
+    expect((await first).status).toBe(200)
   } finally {
     close()
     await server.close()
@@ -60,11 +147,11 @@ describe('on Redis', () => {
     try {
       expect(await statuses(`${server.url}/items`, 7)).toEqual([200, 200, 200, 200, 200, 429, 429])
       let text = await scrape(server.url)
-      expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'admitted' })).toBe(5)
-      expect(sample(text, 'sluice_requests_total', { rule: 'burst', outcome: 'rejected' })).toBe(2)
+      expect(sample(text, 'sluice_requests_total', api('burst', 'admitted'))).toBe(5)
+      expect(sample(text, 'sluice_requests_total', api('burst', 'rejected'))).toBe(2)
       // Redis decided six; the seventh was refused locally, knowing the client was rejected until the window ends.
-      expect(sample(text, 'sluice_store_latency_seconds_count')).toBe(6)
-      expect(sample(text, 'sluice_short_circuit_total')).toBe(1)
+      expect(sample(text, 'sluice_store_latency_seconds_count', { limiter: 'api' })).toBe(6)
+      expect(sample(text, 'sluice_short_circuit_total', { limiter: 'api' })).toBe(1)
       expect(sample(text, 'sluice_fallback_active', { node: 'Redis' })).toBeUndefined()
 
       await redis.kill()

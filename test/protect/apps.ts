@@ -12,6 +12,7 @@ import { concurrencyLimit as koaConcurrency, shedLoad as koaShed } from '@sluice
 import express from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
+import fastify4 from 'fastify4'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import koa2 from 'koa2'
@@ -189,45 +190,48 @@ function koaFramework(name: string, Create: typeof Koa): ProtectFramework {
   })
 }
 
-const fastify5 = harness('fastify 5', async (spec, handlers, parsed, failed) => {
-  const app = Fastify()
-  app.setErrorHandler(async (error, _request, reply) => {
-    failed(error)
-    await reply.code(500).send()
+function fastifyFramework(name: string, create: typeof Fastify): ProtectFramework {
+  return harness(name, async (spec, handlers, parsed, failed) => {
+    const app = create()
+    app.setErrorHandler(async (error, _request, reply) => {
+      failed(error)
+      await reply.code(500).send()
+    })
+    if (spec.shed) await app.register(fastifyShed, spec.shed)
+    if (spec.concurrency) await app.register(fastifyConcurrency, spec.concurrency)
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
+      parsed()
+      done(null, body)
+    })
+    app.get('/hold', async (request) => {
+      await handlers.hold(idOf(request.query))
+      return { ran: true }
+    })
+    app.get('/work', async (request) => {
+      await handlers.work(idOf(request.query), 20)
+      return { ran: true }
+    })
+    app.post('/upload', async () => ({ ran: true }))
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    return {
+      server: app.server,
+      shedder: app.shedder,
+      limiter: app.concurrencyLimiter,
+      close: async () => {
+        app.server.closeAllConnections()
+        await app.close()
+      },
+    }
   })
-  if (spec.shed) await app.register(fastifyShed, spec.shed)
-  if (spec.concurrency) await app.register(fastifyConcurrency, spec.concurrency)
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 60 * 1024 * 1024 }, (_request, body, done) => {
-    parsed()
-    done(null, body)
-  })
-  app.get('/hold', async (request) => {
-    await handlers.hold(idOf(request.query))
-    return { ran: true }
-  })
-  app.get('/work', async (request) => {
-    await handlers.work(idOf(request.query), 20)
-    return { ran: true }
-  })
-  app.post('/upload', async () => ({ ran: true }))
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  return {
-    server: app.server,
-    shedder: app.shedder,
-    limiter: app.concurrencyLimiter,
-    close: async () => {
-      app.server.closeAllConnections()
-      await app.close()
-    },
-  }
-})
+}
 
-/** Express 5 and 4, Koa 3 and 2, Fastify 5. */
+/** Express 5 and 4, Koa 3 and 2, Fastify 5 and 4. */
 export const frameworks: readonly ProtectFramework[] = [
   expressFramework('express 5', express),
   expressFramework('express 4', express4 as unknown as typeof express),
   koaFramework('koa 3', Koa),
   koaFramework('koa 2', koa2 as unknown as typeof Koa),
-  fastify5,
+  fastifyFramework('fastify 5', Fastify),
+  fastifyFramework('fastify 4', fastify4 as unknown as typeof Fastify),
 ]

@@ -71,7 +71,12 @@ export interface RuleDecisionEvent {
 export interface DecisionEvent {
   /** `'consume'` charges the request, `'peek'` only looks, `'enqueue'` takes a place in a leaky-bucket queue. */
   readonly operation: 'consume' | 'peek' | 'enqueue'
-  /** The limiter's `prefix`: it tells limiters apart when their rules share names. */
+  /**
+   * Which limiter decided: its `label` option, or else its `prefix` (distinct for each Fastify route limit). Two
+   * limiters whose rules share a name (two `rateLimit({ limit })` are both rule `default`) tell apart by it.
+   */
+  readonly limiter: string
+  /** The limiter's `prefix`, before each of its store keys. */
   readonly prefix: string
   readonly allowed: boolean
   /** The rule that bound (see the Decision). */
@@ -150,6 +155,8 @@ export interface StoreRecoveredEvent {
  */
 export interface StoreRequestFailedEvent {
   readonly type: 'key-error' | 'unavailable'
+  /** The limiter's `label`, or else its `prefix`, as in a {@link DecisionEvent}. */
+  readonly limiter: string
   readonly prefix: string
   /** `'key-error'`: the rule whose state is unusable; `'unavailable'`: the limiter's first rule. */
   readonly rule: string

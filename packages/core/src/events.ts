@@ -13,6 +13,8 @@ const storeChannel = namedChannel('sluice:store')
 export interface DecisionContext {
   readonly rules: readonly CompiledRule[]
   readonly eventKeys: EventKeys
+  /** The limiter's `label` (default: its prefix), as the events' `limiter`. */
+  readonly limiter: string
 }
 
 /**
@@ -68,7 +70,7 @@ export function observeDecision(
 }
 
 function decisionEvent(
-  { rules, eventKeys }: DecisionContext,
+  { rules, eventKeys, limiter }: DecisionContext,
   operation: DecisionEvent['operation'],
   keys: readonly string[],
   cost: number,
@@ -79,6 +81,7 @@ function decisionEvent(
   const perRule: readonly RuleDecision[] = decision.rules ?? [decision]
   return {
     operation,
+    limiter,
     prefix: (rules[0] as CompiledRule).prefix,
     allowed: decision.allowed,
     rule: decision.rule,
@@ -126,7 +129,7 @@ class RuleEvent implements RuleDecisionEvent {
 }
 
 function publishFailure(
-  { rules, eventKeys }: DecisionContext,
+  { rules, eventKeys, limiter }: DecisionContext,
   keys: readonly string[],
   error: unknown,
   storeLatencyMs: number,
@@ -142,6 +145,7 @@ function publishFailure(
   const key = keys[index] as string
   const event: StoreRequestFailedEvent = {
     type: isKeyError ? 'key-error' : 'unavailable',
+    limiter,
     prefix: (rules[0] as CompiledRule).prefix,
     rule: (rules[index] as CompiledRule).name,
     keyHash: keyHash(key),

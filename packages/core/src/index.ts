@@ -30,6 +30,7 @@ export type {
   HttpStackedBucketLimitOptions,
   HttpStackedLimitOptions,
   HttpWindowLimitOptions,
+  IpKeyOptions,
   KeyFunction,
   RateLimitHandle,
   RequestLimit,

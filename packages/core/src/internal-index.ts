@@ -3,6 +3,7 @@
 export { describe as describeValue } from './errors'
 export {
   type AddressList,
+  clientIpKey,
   compileAddressList,
   createHttpPolicy,
   type HeaderList,

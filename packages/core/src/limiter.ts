@@ -2,7 +2,7 @@ import type { AlgorithmName } from './algorithms'
 import { checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
 import { type Decision, neverFits } from './decision'
 import { brandError, describe, InvalidOptionError } from './errors'
-import type { DecisionTrace, EventKeys } from './event-types'
+import type { DecisionTrace } from './event-types'
 import { type DecisionContext, observeDecision, observed } from './events'
 import { checkLogger } from './logger'
 import { MemoryStore } from './memory-store'
@@ -123,6 +123,11 @@ export function createLimiter(limiterOptions: LimiterOptions): Limiter {
   }
   const logger = checkLogger(options.logger ?? console)
   const eventKeys = checkOneOf(options.eventKeys ?? 'hash', 'eventKeys', ['hash', 'raw'] as const)
+  const label = options.label ?? prefix
+  if (typeof label !== 'string' || label.length === 0) {
+    throw new InvalidOptionError('label', `must be a non-empty string (got ${describe(label)})`)
+  }
+  const events = { eventKeys, limiter: label }
   const bound = store.bind(rules, { logger })
   // The queue behind `schedule` counts in key spaces of its own, bound beside the rules.
   const queue = rules.every((rule) => rule.algorithm === 'leaky-bucket')
@@ -135,11 +140,11 @@ export function createLimiter(limiterOptions: LimiterOptions): Limiter {
     defaults,
     (variantRules) => {
       const variantBound = store.bind(variantRules, { logger, variant: true })
-      return new RuleLimiter(store, variantBound, undefined, defaultCost, variants, eventKeys)
+      return new RuleLimiter(store, variantBound, undefined, defaultCost, variants, events)
     },
     () => base as RuleLimiter,
   )
-  base = new RuleLimiter(store, bound, queue, defaultCost, variants, eventKeys)
+  base = new RuleLimiter(store, bound, queue, defaultCost, variants, events)
   return base
 }
 
@@ -162,11 +167,11 @@ class RuleLimiter implements Limiter {
     private readonly queue: BoundStore | undefined,
     private readonly defaultCost: number,
     private readonly variants: Variants<Limiter>,
-    eventKeys: EventKeys,
+    events: Omit<DecisionContext, 'rules'>,
   ) {
     this.rules = bound.rules
     this.largestFit = Math.min(...bound.rules.map((rule) => rule.limit))
-    this.events = { rules: bound.rules, eventKeys }
+    this.events = { rules: bound.rules, ...events }
   }
 
   consume(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {

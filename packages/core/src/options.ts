@@ -144,6 +144,11 @@ export interface LimiterCommonOptions {
   store?: Store
   /** Put before every store key. Default `'sluice'`. */
   prefix?: string
+  /**
+   * What its events on `sluice:decision` and `sluice:store` call this limiter (their `limiter` field), so that
+   * metrics tell limiters apart when their rules share names. Default: the `prefix`.
+   */
+  label?: string
   /** The cost of a request when `consume` is given none. Default 1. */
   cost?: number
   /**
@@ -263,6 +268,7 @@ export interface LimiterFields extends RuleFields {
   rules?: unknown
   store?: unknown
   prefix?: unknown
+  label?: unknown
   cost?: unknown
   logger?: unknown
   eventKeys?: unknown

@@ -117,6 +117,44 @@ test('eventKeys other than hash or raw is an InvalidOptionError naming it', () =
   expect(() => createLimiter({ limit: 1, window: '1s', eventKeys: 'plain' as 'raw' })).toThrow(/eventKeys/)
 })
 
+test("two limiters whose rules are both 'default' tell apart in events by their label (default: their prefix)", async () => {
+  const api = createLimiter({ limit: 100, window: '1m', label: 'api' })
+  const login = createLimiter({ limit: 5, window: '15m', label: 'login' })
+  const unlabelled = createLimiter({ limit: 5, window: '1m', prefix: 'search' })
+  const plain = createLimiter({ limit: 5, window: '1m' })
+  const events = await collect<DecisionEvent>('sluice:decision', async () => {
+    for (const limiter of [api, login, unlabelled, plain]) await limiter.consume('user:42')
+  })
+  expect(events.map((e) => [e.limiter, e.rule])).toEqual([
+    ['api', 'default'],
+    ['login', 'default'],
+    ['search', 'default'],
+    ['sluice', 'default'],
+  ])
+  const failing = createLimiter({
+    limit: 5,
+    window: '1m',
+    label: 'api',
+    store: {
+      bind: (rules) => ({
+        rules,
+        apply: () => Promise.reject(new StoreUnavailableError('down')),
+        refund: async () => {},
+        reset: async () => {},
+      }),
+    },
+  })
+  const failures = await collect<StoreEvent>('sluice:store', () => failing.consume('user:42').catch(() => undefined))
+  expect(failures).toEqual([expect.objectContaining({ type: 'unavailable', limiter: 'api' })])
+})
+
+test('a label that is not a non-empty string is an InvalidOptionError naming it', () => {
+  expect(() => createLimiter({ limit: 1, window: '1s', label: '' })).toThrow(
+    'option "label" must be a non-empty string',
+  )
+  expect(() => createLimiter({ limit: 1, window: '1s', label: 7 as unknown as string })).toThrow(InvalidOptionError)
+})
+
 /** A store that records the trace each apply gets and counts reads of the decisions it answers. */
 function watchedStore(): { store: Store; traces: (DecisionTrace | undefined)[]; reads: () => number } {
   const inner = new MemoryStore()

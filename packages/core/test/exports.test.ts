@@ -10,7 +10,7 @@ const PUBLIC = `
   CompiledRule ConcurrencyLimiter ConcurrencyLimiterOptions Decision Duration DurationUnit FailurePolicy
   HeaderMode HeadersOption HttpCommonOptions HttpConcurrencyOptions HttpLimitOptions HttpQuotaLimitOptions
   HttpRateBucketLimitOptions HttpRuleDefaults HttpRuleOptions HttpShedOptions HttpStackedBucketLimitOptions
-  HttpStackedLimitOptions HttpWindowLimitOptions InheritedBucketRuleOptions InsideEachRule InvalidOptionError
+  HttpStackedLimitOptions HttpWindowLimitOptions InheritedBucketRuleOptions InsideEachRule InvalidOptionError IpKeyOptions
   KeyFunction Limiter LimiterCommonOptions LimiterOptions Logger MemoryLeaseStore
   MemoryStore MemoryStoreOptions NotWithPeriod NotWithRules PRIORITIES Priority QueueOrder QuotaLimiterOptions
   QuotaRuleOptions RateBucketLimiterOptions RateBucketRuleOptions RateLimitError RateLimitHandle RateNeedsABucket

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { InvalidOptionError } from '../src/errors'
-import { checkIpv6Subnet, ipKeyFor } from '../src/http/ip'
+import { checkIpv6Subnet, clientIpKey, ipKeyFor } from '../src/http/ip'
 import { createHttpPolicy, ipKey } from '../src/internal-index'
 
 describe('ipKey', () => {
@@ -348,5 +348,23 @@ describe('the default key of a limiter', () => {
     for (const ip of [undefined, '', undefined, ' ']) actions.push((await policy.handle({}, {}, factsFrom(ip))).action)
     expect(actions).toEqual(['pass', 'pass', 'reject', 'reject'])
     expect(warnings).toEqual([expect.stringContaining('without a client address')])
+  })
+})
+
+describe("clientIpKey (the adapters' ipKey)", () => {
+  it('groups per /64 by default, as the limiters do, and per the ipv6Subnet it is given', () => {
+    expect(clientIpKey('2001:db8:1:2::9')).toBe(ipKey('2001:db8:1:2::9'))
+    expect(clientIpKey('2001:db8:1:2::9', {})).toBe('2001:db8:1:2::/64')
+    expect(clientIpKey('2001:db8:1:2::9', { ipv6Subnet: 48 })).toBe('2001:db8:1::/48')
+    expect(clientIpKey('2001:db8:1:2::9', { ipv6Subnet: false })).toBe('2001:db8:1:2::9/128')
+    expect(clientIpKey('203.0.113.7', { ipv6Subnet: 48 })).toBe('203.0.113.7')
+    expect(clientIpKey(undefined)).toBe('unknown')
+  })
+
+  it('throws an InvalidOptionError naming what is wrong in its options', () => {
+    expect(() => clientIpKey('::1', { ipv6Subnet: 129 })).toThrow(InvalidOptionError)
+    expect(() => clientIpKey('::1', { ipv6Subnet: 129 })).toThrow('option "ipv6Subnet" must be a prefix length')
+    expect(() => clientIpKey('::1', 56 as never)).toThrow('option "ipKey options" must be an object')
+    expect(() => clientIpKey('::1', null as never)).toThrow('option "ipKey options" must be an object')
   })
 })

@@ -101,7 +101,8 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
   return Object.assign(middleware, rateLimitHandle(policy, factsOf))
 }
 
-export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+export { ipKey } from './facts'
 export {
   concurrencyLimit,
   type ExpressConcurrencyLimitOptions,

@@ -15,7 +15,7 @@ export type ExpressShedLoadOptions = HttpShedOptions<Request>
  * Options of {@link concurrencyLimit}: a limit per key and/or a global one, with `key(req)` (default: the client IP).
  *
  * @example
- * const options: ExpressConcurrencyLimitOptions = { limit: 10, key: (req) => req.get('x-api-key') ?? req.ip ?? '' }
+ * const options: ExpressConcurrencyLimitOptions = { limit: 10, key: (req) => req.get('x-api-key') ?? ipKey(req) }
  */
 export type ExpressConcurrencyLimitOptions = HttpConcurrencyOptions<Request>
 
@@ -70,7 +70,7 @@ export function shedLoad(options: ExpressShedLoadOptions): RequestHandler & { re
  * @example
  * import { concurrencyLimit } from '@sluice/express'
  *
- * app.use(concurrencyLimit({ limit: 10, key: (req) => req.get('x-api-key') ?? req.ip ?? '' }))
+ * app.use(concurrencyLimit({ limit: 10, key: (req) => req.get('x-api-key') ?? ipKey(req) }))
  */
 export function concurrencyLimit(
   options: ExpressConcurrencyLimitOptions,

@@ -1,4 +1,5 @@
-import type { RequestFacts } from '@sluice/core/internal'
+import type { IpKeyOptions } from '@sluice/core'
+import { clientIpKey, type RequestFacts } from '@sluice/core/internal'
 import type { FastifyRequest } from 'fastify'
 
 /**
@@ -15,4 +16,19 @@ export function factsOf(request: FastifyRequest): RequestFacts {
     // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
     trustsProxy: () => (request.ips?.length ?? 0) > 1,
   }
+}
+
+/**
+ * The key Sluice counts a request under by default: the client address as Fastify reports it (`request.ip`,
+ * proxy-aware), with IPv6 clients grouped per /64 network (`ipv6Subnet`, as the limiters' option) and every
+ * spelling of one address (a port, brackets, `::ffff:` for IPv4) giving one key. A custom `key` that falls back
+ * to the client address should fall back to this: `request.ip` alone counts each of the 2^64 addresses of one IPv6
+ * host apart. A missing address gives `'unknown'`; what is not an address is keyed as it is, cut to 64 characters.
+ *
+ * @example
+ * await app.register(rateLimit, { limit: 100, window: '1m', key: (request) => request.user?.id ?? ipKey(request) })
+ * ipKey(request, { ipv6Subnet: 56 }) // '2001:db8:1:200::/56' for a client at 2001:db8:1:2ab::9
+ */
+export function ipKey(request: FastifyRequest, options?: IpKeyOptions): string {
+  return clientIpKey(request.ip, options)
 }

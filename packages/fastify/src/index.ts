@@ -24,6 +24,7 @@ import type {
 import fp from 'fastify-plugin'
 import { factsOf } from './facts'
 import { type LimitFields, routeLimits } from './routes'
+import { FASTIFY_VERSIONS } from './versions'
 
 /**
  * What the plugin and a route's `config.rateLimit` take beyond the shared HTTP options.
@@ -195,9 +196,10 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
 }
 
 /**
- * The Fastify 5 plugin: limits every route (by client IP unless given a `key`) in an `onRequest` hook, before the
- * body is parsed; a route's `config: { rateLimit: {...} }` gives it a limit of its own, `false` none, whether the
- * route is declared before or after the plugin is registered. A route's automatic HEAD shares its GET's counter.
+ * The rate-limit plugin (Fastify 4 and 5): limits every route (by client IP unless given a `key`) in an `onRequest`
+ * hook, before the body is parsed; a route's `config: { rateLimit: {...} }` gives it a limit of its own, `false`
+ * none, whether the route is declared before or after the plugin is registered. A route's automatic HEAD shares its
+ * GET's counter.
  *
  * @example
  * import Fastify from 'fastify'
@@ -208,11 +210,12 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
  * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m' } } }, login)
  * app.get('/health', { config: { rateLimit: false } }, () => 'ok')
  */
-export const rateLimit = fp(sluiceRateLimit, { fastify: '5.x', name: '@sluice/fastify' })
+export const rateLimit = fp(sluiceRateLimit, { fastify: FASTIFY_VERSIONS, name: '@sluice/fastify' })
 
 export default rateLimit
 
-export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+export { ipKey } from './facts'
 export {
   concurrencyLimit,
   type FastifyConcurrencyLimitOptions,

@@ -3,6 +3,7 @@ import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { factsOf } from './facts'
+import { FASTIFY_VERSIONS } from './versions'
 
 /**
  * Options of the {@link shedLoad} plugin: the shedder's, with `priority(request)`, `tenant(request)` and
@@ -59,8 +60,8 @@ const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = as
 }
 
 /**
- * The Fastify 5 load-shedding plugin: at most `maxInFlight` requests run at once, a bounded line waits for a slot
- * until `maxWait`, and what cannot be served in time is answered at once with `503`, `Retry-After` and
+ * The load-shedding plugin (Fastify 4 and 5): at most `maxInFlight` requests run at once, a bounded line waits for a
+ * slot until `maxWait`, and what cannot be served in time is answered at once with `503`, `Retry-After` and
  * `{"error":"overloaded","retryAfter":<s>}`, the least important first and fairly among tenants. It decides in
  * `onRequest`, before the body is read. `fastify.shedder` shows its state. Register it before the routes.
  *
@@ -71,10 +72,10 @@ const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = as
  * const app = Fastify()
  * await app.register(shedLoad, { maxInFlight: 64, maxEventLoopDelay: '200ms' })
  */
-export const shedLoad = fp(shedPlugin, { fastify: '5.x', name: '@sluice/fastify/shed-load' })
+export const shedLoad = fp(shedPlugin, { fastify: FASTIFY_VERSIONS, name: '@sluice/fastify/shed-load' })
 
 /**
- * The Fastify 5 concurrency-limit plugin: a slot per request in flight per client (or globally, `globalLimit`),
+ * The concurrency-limit plugin (Fastify 4 and 5): a slot per request in flight per client (or globally, `globalLimit`),
  * taken in `onRequest` and given back when the response ends or the client goes away. Over the limit: `429`,
  * `Retry-After`, `{"error":"too many requests in flight","retryAfter":<s>}`.
  *
@@ -83,4 +84,7 @@ export const shedLoad = fp(shedPlugin, { fastify: '5.x', name: '@sluice/fastify/
  *
  * await app.register(concurrencyLimit, { limit: 10 })
  */
-export const concurrencyLimit = fp(concurrencyPlugin, { fastify: '5.x', name: '@sluice/fastify/concurrency-limit' })
+export const concurrencyLimit = fp(concurrencyPlugin, {
+  fastify: FASTIFY_VERSIONS,
+  name: '@sluice/fastify/concurrency-limit',
+})

@@ -123,6 +123,9 @@ function counterOf(method: string | readonly string[], url: string): string {
 function routeOptions(plugin: LimitFields, route: LimitFields, counter: string): LimitFields {
   const merged: Record<string, unknown> = { ...plugin }
   if (OWN_LIMIT.some((field) => route[field] !== undefined)) for (const field of LIMIT_FIELDS) delete merged[field]
+  // A route's limit counts apart from the plugin's, so it does not take the plugin's label: its events say its own,
+  // or its prefix (which names the route).
+  delete merged['label']
   Object.assign(merged, route)
   const options = merged as LimitFields
   if (route.prefix !== undefined) return options

@@ -1,4 +1,5 @@
-import { MemoryStore } from '@sluice/core'
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { type DecisionEvent, MemoryStore } from '@sluice/core'
 import Fastify, { type FastifyInstance } from 'fastify'
 import request from 'supertest'
 import { rateLimit } from '../src'
@@ -53,6 +54,26 @@ describe('@sluice/fastify', () => {
     expect(await statuses('/', 3)).toEqual([200, 200, 429])
     const login = await request(app.server).post('/login').expect(429)
     expect(login.get('ratelimit-policy')).toBe('"default";q=5;w=900')
+  })
+
+  it("events tell the plugin's limit and each route's apart: its label, or else the route's own prefix", async () => {
+    await build(async (f) => {
+      await f.register(rateLimit, { label: 'api', limit: 100, window: '1m', logger: silent })
+      f.get('/', async () => 'global')
+      f.post('/login', { config: { rateLimit: { limit: 5, window: '15m' } } }, async () => 'login')
+      f.get('/search', { config: { rateLimit: { label: 'search', limit: 20, window: '1m' } } }, async () => 'found')
+    })
+    const limiters: string[] = []
+    const listener = (message: unknown) => limiters.push((message as DecisionEvent).limiter)
+    subscribe('sluice:decision', listener)
+    try {
+      await statuses('/', 1)
+      await statuses('/login', 1, 'POST')
+      await statuses('/search', 1)
+    } finally {
+      unsubscribe('sluice:decision', listener)
+    }
+    expect(limiters).toEqual(['api', 'sluice:POST:/login', 'search'])
   })
 
   it('a route inherits the options it does not set (here the header mode)', async () => {

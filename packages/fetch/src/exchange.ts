@@ -155,3 +155,9 @@ export function withHeaders(response: Response, headers: readonly (readonly [str
 
 /** Where a fetch adapter keeps the decision for the handler. */
 export const decisions = new WeakMap<Request, Decision>()
+
+/**
+ * The client address a limit found for each request it saw (from its `ip` option, or from the server), so that
+ * `ipKey(request)` in a key function or a handler keys the request as the limit does.
+ */
+export const clientAddresses = new WeakMap<Request, string | undefined>()

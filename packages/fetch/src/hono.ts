@@ -1,6 +1,7 @@
-import type { Decision, RateLimitHandle } from '@sluice/core'
-import { rateLimitHandle } from '@sluice/core/internal'
+import type { Decision, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
 import type { Context, MiddlewareHandler } from 'hono'
+import { clientAddresses, peerAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
 
 declare module 'hono' {
@@ -74,6 +75,21 @@ export function rateLimit(options: HonoRateLimitOptions): HonoRateLimitMiddlewar
   )
 }
 
-export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+/**
+ * The key Sluice counts a request under by default: the client address the limit found for it (its `ip` option, or
+ * what the server reports: Hono's Node server, Bun, Deno), with IPv6 clients grouped per /64 network
+ * (`ipv6Subnet`) and every spelling of one address giving one key. A custom `key` that falls back to the client
+ * address should fall back to this. A missing address gives `'unknown'`.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m', key: (c) => c.req.header('x-api-key') ?? ipKey(c) }))
+ */
+export function ipKey(c: Context, options?: IpKeyOptions): string {
+  const request = c.req.raw
+  const address = clientAddresses.has(request) ? clientAddresses.get(request) : peerAddress(request, c.env)
+  return clientIpKey(address, options)
+}
+
+export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
 export type { FetchOutcome } from './exchange'
 export type { FetchOwnOptions } from './limit'

@@ -1,6 +1,6 @@
-import type { Decision, RateLimitHandle } from '@sluice/core'
-import { rateLimitHandle } from '@sluice/core/internal'
-import { decisions } from './exchange'
+import type { Decision, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
+import { clientAddresses, decisions, peerAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
 
 /**
@@ -111,6 +111,23 @@ export function decisionOf(request: Request): Decision | undefined {
   return decisions.get(request)
 }
 
-export type { Decision, HeaderMode, HeadersOption, RateLimitHandle } from '@sluice/core'
+/**
+ * The key Sluice counts a request under by default: the client address the limit found for it (its `ip` option, or
+ * what the server handed over beside it), with IPv6 clients grouped per /64 network (`ipv6Subnet`) and every
+ * spelling of one address giving one key. A custom `key` that falls back to the client address should fall back to
+ * this. A request no limit has seen is keyed by what the server handed over with it, `env`; a missing address gives
+ * `'unknown'`.
+ *
+ * @example
+ * rateLimit({ limit: 100, window: '1m', key: (request) => request.headers.get('x-api-key') ?? ipKey(request) })
+ */
+export function ipKey(request: Request, options?: IpKeyOptions, env?: unknown): string {
+  const address = clientAddresses.has(request)
+    ? clientAddresses.get(request)
+    : peerAddress(request, env ?? envs.get(request))
+  return clientIpKey(address, options)
+}
+
+export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
 export { type FetchOutcome, peerAddress } from './exchange'
 export type { FetchOwnOptions } from './limit'

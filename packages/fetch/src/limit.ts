@@ -6,7 +6,7 @@ import {
   JSON_CONTENT_TYPE,
   type RequestFacts,
 } from '@sluice/core/internal'
-import { Exchange, type FetchOutcome, factsOf, peerAddress, withHeaders } from './exchange'
+import { clientAddresses, Exchange, type FetchOutcome, factsOf, peerAddress, withHeaders } from './exchange'
 
 /**
  * What every fetch adapter takes beyond the shared HTTP options, `Req` being what its functions are given (a
@@ -83,8 +83,12 @@ export function fetchLimit<Req>(options: FetchLimitOptions<Req>, reader: Request
   const ipGiven = ip !== undefined
   const addressOf = (req: Req, env: unknown) =>
     ip === undefined ? peerAddress(reader.request(req), reader.env(req, env)) : ip(req, env)
-  const facts = (req: Req, env?: unknown) =>
-    factsOf(reader.request(req), addressOf(req, env), reader.path(req), ipGiven)
+  const facts = (req: Req, env?: unknown) => {
+    const request = reader.request(req)
+    const address = addressOf(req, env)
+    clientAddresses.set(request, address)
+    return factsOf(request, address, reader.path(req), ipGiven)
+  }
 
   return {
     policy,

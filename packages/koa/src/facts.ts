@@ -1,4 +1,5 @@
-import type { RequestFacts } from '@sluice/core/internal'
+import type { IpKeyOptions } from '@sluice/core'
+import { clientIpKey, type RequestFacts } from '@sluice/core/internal'
 import type { Context } from 'koa'
 
 /**
@@ -15,4 +16,19 @@ export function factsOf(ctx: Context): RequestFacts {
     // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
     trustsProxy: () => ctx.app.proxy,
   }
+}
+
+/**
+ * The key Sluice counts a request under by default: the client address as Koa reports it (`ctx.ip`,
+ * proxy-aware), with IPv6 clients grouped per /64 network (`ipv6Subnet`, as the limiters' option) and every
+ * spelling of one address (a port, brackets, `::ffff:` for IPv4) giving one key. A custom `key` that falls back
+ * to the client address should fall back to this: `ctx.ip` alone counts each of the 2^64 addresses of one IPv6
+ * host apart. A missing address gives `'unknown'`; what is not an address is keyed as it is, cut to 64 characters.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m', key: (ctx) => ctx.get('x-api-key') || ipKey(ctx) }))
+ * ipKey(ctx, { ipv6Subnet: 56 }) // '2001:db8:1:200::/56' for a client at 2001:db8:1:2ab::9
+ */
+export function ipKey(ctx: Context, options?: IpKeyOptions): string {
+  return clientIpKey(ctx.ip, options)
 }

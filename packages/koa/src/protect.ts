@@ -15,7 +15,7 @@ export type KoaShedLoadOptions = HttpShedOptions<Context>
  * Options of {@link concurrencyLimit}: a limit per key and/or a global one, with `key(ctx)` (default: `ctx.ip`).
  *
  * @example
- * const options: KoaConcurrencyLimitOptions = { limit: 10, key: (ctx) => ctx.get('x-api-key') || ctx.ip }
+ * const options: KoaConcurrencyLimitOptions = { limit: 10, key: (ctx) => ctx.get('x-api-key') || ipKey(ctx) }
  */
 export type KoaConcurrencyLimitOptions = HttpConcurrencyOptions<Context>
 

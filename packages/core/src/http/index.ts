@@ -9,7 +9,7 @@ export {
   rateLimitHeaders,
   retryAfterSeconds,
 } from './headers'
-export { ipKey } from './ip'
+export { clientIpKey, type IpKeyOptions, ipKey } from './ip'
 export { type AddressList, compileAddressList } from './ip-list'
 export type { RequestFacts } from './keys'
 export type {

@@ -49,6 +49,36 @@ export function ipKey(address: string | undefined, ipv6Subnet: number | false = 
   return text === '' ? UNKNOWN : text.slice(0, MAX_UNPARSED_LENGTH)
 }
 
+/**
+ * Options of the adapters' `ipKey(req, options)`: how to group IPv6 clients, as the limiters' own `ipv6Subnet`.
+ *
+ * @example
+ * const options: IpKeyOptions = { ipv6Subnet: 56 } // one key per /56, for ISPs that hand out a /56 per home
+ */
+export interface IpKeyOptions {
+  /** The prefix length IPv6 clients are counted by, from 1 to 128, or false for whole addresses. Default: 64. */
+  readonly ipv6Subnet?: number | false
+}
+
+/**
+ * The key an adapter's `ipKey(req, options)` gives for the framework's client address: {@link ipKey} with the
+ * `ipv6Subnet` option checked (an invalid one throws an InvalidOptionError naming it).
+ *
+ * @example
+ * clientIpKey('2001:db8:1:2::9')                      // '2001:db8:1:2::/64'
+ * clientIpKey('2001:db8:1:2::9', { ipv6Subnet: 48 })  // '2001:db8:1::/48'
+ */
+export function clientIpKey(address: string | undefined, options?: IpKeyOptions): string {
+  if (options === undefined) return ipKey(address)
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidOptionError(
+      'ipKey options',
+      `must be an object such as { ipv6Subnet: 56 } (got ${describe(options)})`,
+    )
+  }
+  return ipKey(address, checkIpv6Subnet(options.ipv6Subnet))
+}
+
 /** Where a limiter reports an address it cannot count as given. */
 export interface AddressWarnings {
   warn(message: string): void

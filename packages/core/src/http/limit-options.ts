@@ -78,6 +78,11 @@ export interface HttpCommonOptions<Req, Res> {
   store?: Store
   /** Put before every store key. Default `'sluice'`. */
   prefix?: string
+  /**
+   * What the limiter's events (`sluice:decision`, `sluice:store`) call it, as `limiter`: a name for metrics, such as
+   * `'api'` or `'login'`. Default: the `prefix` (on Fastify, a route's own limit has a prefix of its own).
+   */
+  label?: string
   /** Default: the client IP the framework reports (proxy-aware), IPv6 grouped per `ipv6Subnet`. */
   key?: KeyFunction<Req>
   /** Default 1. A positive whole number, or a function of the request returning one (or a promise of one). */

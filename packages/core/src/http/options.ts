@@ -75,6 +75,7 @@ const KNOWN_OPTIONS: { readonly [option in keyof HttpLimitOptions<unknown, unkno
   rules: true,
   store: true,
   prefix: true,
+  label: true,
   key: true,
   cost: true,
   skip: true,
@@ -113,6 +114,7 @@ const LIMITER_OPTIONS = [
   'block',
   'store',
   'prefix',
+  'label',
   'eventKeys',
 ] as const
 
