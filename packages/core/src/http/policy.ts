@@ -48,6 +48,7 @@ export function createHttpPolicy<Req, Res>(
   const outage = storeOutage(settings)
   const refundAfter = refunder(settings)
   const verdictSettings = {
+    headerModes: settings.headerModes,
     writeHeaders: headerWriter(settings.headerModes),
     statusCode: settings.statusCode,
     clock: settings.clock,
@@ -83,7 +84,7 @@ export function createHttpPolicy<Req, Res>(
       }
       outage.answered()
       if (decision.allowed) refundAfter(req, res, requestKeys, requestCost, requestLimiter)
-      return verdictOf(decision, requestCost, verdictSettings)
+      return verdictOf(decision, requestCost, verdictSettings, settings.rawResponse(res))
     },
     async keysOf(req, facts) {
       return keys(req, facts)
