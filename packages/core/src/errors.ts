@@ -1,3 +1,6 @@
+import type { EventKeys } from './event-types'
+import { keyHash } from './key-hash'
+
 /**
  * Thrown at construction when an option is missing or invalid. `option` names the option at fault
  * (for example `limit` or `rules[1].window`), so a configuration mistake is found before the first request.
@@ -56,21 +59,30 @@ export class StoreUnavailableError extends Error {
  * 'open': admitted uncounted); the store has already logged it, once per key. Deleting the key (`limiter.reset(key)`)
  * or its expiry ends it.
  *
+ * Keys are often personal data or secrets, and errors end up in logs: the error carries the key's `keyHash`, and the
+ * key itself only when the limiter has `eventKeys: 'raw'` (the store passes it on as `options.eventKeys`). A store
+ * writes its message the same way.
+ *
  * @example
  * try { await limiter.consume(key) } catch (err) {
- *   if (err instanceof StoreKeyError) console.error(`rule ${err.rule}: key ${err.key} is unusable`)
+ *   if (err instanceof StoreKeyError) console.error(`rule ${err.rule}: the key ${err.keyHash} is unusable`)
  * }
  */
 export class StoreKeyError extends Error {
   override readonly name = 'StoreKeyError'
+  /** The first 16 hex digits of the SHA-256 of the key (see `keyHash`). */
+  readonly keyHash: string
+  /** The key, as the limiter was given it: only with `eventKeys: 'raw'`, undefined otherwise. */
+  readonly key: string | undefined
   constructor(
     message: string,
-    /** The key, as the limiter was given it. */
-    readonly key: string,
+    key: string,
     /** The name of the rule whose state for `key` is unusable. */
     readonly rule: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; eventKeys?: EventKeys | undefined },
   ) {
-    super(message, options)
+    super(message, options !== undefined && 'cause' in options ? { cause: options.cause } : undefined)
+    this.keyHash = keyHash(key)
+    this.key = options?.eventKeys === 'raw' ? key : undefined
   }
 }
