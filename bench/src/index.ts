@@ -3,6 +3,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
+import { runClientMemory } from './client-memory'
 import { runCommands } from './commands'
 import { runCore } from './core'
 import { runEvents } from './events'
@@ -20,6 +21,7 @@ export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
   memory: runMemory,
   commands: runCommands,
   events: runEvents,
+  client: runClientMemory,
 }
 
 export interface Machine {

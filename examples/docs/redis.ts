@@ -85,7 +85,8 @@ export async function keyErrors(limiter: Limiter, userId: string): Promise<boole
     return (await limiter.consume(`user:${userId}`)).allowed
   } catch (error) {
     // Redis is fine, but what it holds under this one key is unusable (something else wrote there): this key alone
-    // fails, and the store has logged it once. limiter.reset(error.key) clears it, once you know what wrote there.
+    // fails, and the store has logged it once (the key by its keyHash, unless eventKeys is 'raw'). limiter.reset(key)
+    // clears it, once you know what wrote there.
     if (error instanceof StoreKeyError) return false
     throw error
   }

@@ -622,3 +622,117 @@ describe.each(frameworks.map((framework): [string, Framework] => [framework.name
   })
   it.each(cases.map((c): [string, Case] => [c.name, c]))('%s', (_name, c) => c.run(start, framework))
 })
+
+// Two limiters on one request: a global limit and a route's, each a `rateLimit` (Express and Koa; a Fastify route's
+// own limit replaces the global one, so a Fastify request passes one). The route's fields used to overwrite the
+// global's: a client told 9 left by the route was refused by the global on its 4th request.
+const stackedCases: Case[] = [
+  {
+    name: 'a global and a route limiter: RateLimit lists both, X-RateLimit follows the binding (global) one',
+    async run(start) {
+      const { store } = clockedStore()
+      const headers: HeaderMode[] = ['ietf', 'legacy']
+      const app = await start({
+        limit: { name: 'global', limit: 3, window: '1m', store, algorithm: 'fixed-window', headers },
+        routes: [
+          {
+            method: 'GET',
+            path: '/items',
+            limit: { name: 'items', limit: 10, window: '1m', store, algorithm: 'fixed-window', headers },
+          },
+        ],
+      })
+      const first = await get(app, '/items').expect(200)
+      expect(first.get('ratelimit-policy')).toBe('"global";q=3;w=60, "items";q=10;w=60')
+      expect(first.get('ratelimit')).toBe('"global";r=2;t=50, "items";r=9;t=50')
+      expect(first.get('x-ratelimit-limit')).toBe('3')
+      expect(first.get('x-ratelimit-remaining')).toBe('2')
+      await get(app, '/items').expect(200)
+      const third = await get(app, '/items').expect(200)
+      expect(third.get('x-ratelimit-remaining')).toBe('0')
+      expect(parseList(field(third, 'ratelimit')).map(([name, params]) => [name, params.get('r')])).toEqual([
+        ['global', 0],
+        ['items', 7],
+      ])
+      await get(app, '/items').expect(429)
+    },
+  },
+  {
+    name: 'a route limiter that rejects after the global passed: Retry-After and X-RateLimit are the route’s',
+    async run(start) {
+      const { store } = clockedStore()
+      const headers: HeaderMode[] = ['ietf', 'legacy']
+      const app = await start({
+        limit: { name: 'global', limit: 100, window: '1m', store, algorithm: 'fixed-window', headers },
+        routes: [
+          {
+            method: 'POST',
+            path: '/login',
+            limit: { name: 'login', limit: 1, window: '15m', store, algorithm: 'fixed-window', headers },
+          },
+        ],
+      })
+      await supertest(app.server).post('/login').expect(200)
+      const refused = await supertest(app.server).post('/login').expect(429)
+      expect(refused.get('ratelimit')).toBe('"global";r=98;t=50, "login";r=0;t=890')
+      expect(refused.get('retry-after')).toBe('890')
+      expect(refused.get('x-ratelimit-limit')).toBe('1')
+      expect(refused.get('x-ratelimit-remaining')).toBe('0')
+    },
+  },
+  {
+    name: 'two limiters both named "default": both items are listed, the second as "default-2"',
+    async run(start) {
+      const { store } = clockedStore()
+      const app = await start({
+        limit: { limit: 3, window: '1m', store, algorithm: 'fixed-window', prefix: 'global' },
+        routes: [{ method: 'GET', path: '/', limit: { limit: 10, window: '1m', store, algorithm: 'fixed-window' } }],
+      })
+      const res = await get(app).expect(200)
+      expect(res.get('ratelimit-policy')).toBe('"default";q=3;w=60, "default-2";q=10;w=60')
+      expect(res.get('ratelimit')).toBe('"default";r=2;t=50, "default-2";r=9;t=50')
+    },
+  },
+  {
+    name: 'mixed modes: the outermost limiter spells RateLimit (draft-7 over ietf), as one parseable field',
+    async run(start) {
+      const { store } = clockedStore()
+      const app = await start({
+        limit: { name: 'global', limit: 3, window: '1m', store, algorithm: 'fixed-window', headers: 'draft-7' },
+        routes: [
+          {
+            method: 'GET',
+            path: '/',
+            limit: { name: 'route', limit: 10, window: '1m', store, algorithm: 'fixed-window', headers: 'ietf' },
+          },
+        ],
+      })
+      const res = await get(app).expect(200)
+      expect(rateLimitFields(res)).toEqual({
+        ratelimit: 'limit=3, remaining=2, reset=50',
+        'ratelimit-policy': '3;w=60, 10;w=60',
+      })
+      expect(Object.fromEntries([...parseDictionary(field(res, 'ratelimit'))].map(([k, [v]]) => [k, v]))).toEqual({
+        limit: 3,
+        remaining: 2,
+        reset: 50,
+      })
+    },
+  },
+]
+
+const stacking = frameworks.filter((framework) => !framework.name.startsWith('fastify'))
+describe.each(stacking.map((framework): [string, Framework] => [framework.name, framework]))('%s', (_, framework) => {
+  const running: RunningApp[] = []
+  const start = async (spec: AppSpec) => {
+    const app = await framework.start(spec)
+    running.push(app)
+    return app
+  }
+  afterEach(async () => {
+    const apps = running.splice(0)
+    await Promise.all(apps.map((app) => app.close()))
+    expect(apps.flatMap((app) => app.failures)).toEqual([])
+  })
+  it.each(stackedCases.map((c): [string, Case] => [c.name, c]))('%s', (_name, c) => c.run(start, framework))
+})

@@ -136,6 +136,36 @@ test("a key holding a list publishes a 'key-error' naming its rule, and no outag
   }
 })
 
+// Under the default eventKeys ('hash') the event carried keyHash alone, but its error (error.key, error.message) and the
+// store's log line carried the raw key, an API key here.
+test('a key-error under the default eventKeys shows the key nowhere: not in the event, its error, nor the log line', async () => {
+  const { client } = await setUp('local')
+  const logged: string[] = []
+  const logger = { warn: (m: string) => logged.push(m), error: (m: string) => logged.push(m) }
+  const store = replayStore({ client, onError: 'local', logger, clock: () => 1_767_225_610_000 })
+  const limiter = createLimiter({ name: 'apikey', limit: 5, window: '1m', store })
+  const secret = 'apikey:sk_live_51Hx9SECRET'
+  try {
+    await client.lpush(redisKeyOf(limiter.rules[0] as CompiledRule, secret), 'job')
+    const error = await limiter.consume(secret).then(
+      () => undefined,
+      (e: unknown) => e as Error & { key?: string; keyHash?: string },
+    )
+    expect(storeEvents).toHaveLength(1)
+    const event = storeEvents[0] as StoreEvent & { error: Error }
+    expect(event).toMatchObject({ type: 'key-error', rule: 'apikey', keyHash: keyHash(secret) })
+    expect(event).not.toHaveProperty('key')
+    expect(error).toBe(event.error)
+    expect(error?.key).toBeUndefined()
+    expect(error?.keyHash).toBe(keyHash(secret))
+    expect(error?.message).toContain(`keyHash ${keyHash(secret)}`)
+    expect(logged).toHaveLength(1)
+    for (const text of [error?.message, ...logged, JSON.stringify(event)]) expect(text).not.toContain('sk_live')
+  } finally {
+    client.disconnect()
+  }
+})
+
 test("a store failing closed publishes 'unavailable' for each request it cannot decide", async () => {
   const { client, store } = await setUp('closed')
   const limiter = createLimiter({ algorithm: 'fixed-window', limit: LIMIT, window: '1h', store })

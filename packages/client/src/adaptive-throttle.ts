@@ -1,5 +1,5 @@
 import { invalidOption } from './errors'
-import { originKey, PerKey, SlidingCount, type TargetKey } from './sliding-window'
+import { DEFAULT_MAX_KEYS, type KeyCount, originKey, PerKey, SlidingCount, type TargetKey } from './sliding-window'
 
 /** Options of {@link createAdaptiveThrottle}. Every one is optional; the defaults are given with each. */
 export interface AdaptiveThrottleOptions {
@@ -12,6 +12,11 @@ export interface AdaptiveThrottleOptions {
   windowMs?: number
   /** Which requests share a throttle. Default: one per origin; `() => 'all'` makes one for every origin. */
   key?: TargetKey
+  /**
+   * The most keys (origins, with the default `key`) it keeps state for at once; past it the least recently used is
+   * forgotten. Default 1000 (under 2 KB each).
+   */
+  maxKeys?: number
   /** A uniform random number in [0, 1), for the draw. Default `Math.random`. */
   random?: () => number
   /** The time in ms. Default `Date.now`; inject one in tests. */
@@ -72,17 +77,21 @@ const SLICES = 120
  *   if (err instanceof ThrottledError) serveFromCache()
  * }
  */
-export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle {
+export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): AdaptiveThrottle & KeyCount {
   const k = options.k ?? 2
   const windowMs = options.windowMs ?? 120_000
   const key = options.key ?? originKey
   const random = options.random ?? Math.random
   const clock = options.clock ?? Date.now
+  const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS
   if (typeof k !== 'number' || !Number.isFinite(k) || k < 1) {
     invalidOption('k', 'must be a finite number >= 1 (requests sent per request accepted)', options.k)
   }
   if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs <= 0) {
     invalidOption('windowMs', 'must be a finite number of ms > 0', options.windowMs)
+  }
+  if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1) {
+    invalidOption('maxKeys', 'must be a whole number >= 1 (keys held at once)', options.maxKeys)
   }
   for (const name of ['key', 'random', 'clock'] as const) {
     if (typeof options[name] !== 'undefined' && typeof options[name] !== 'function') {
@@ -90,7 +99,7 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
     }
   }
 
-  const windows = new PerKey(windowMs, () => ({
+  const windows = new PerKey(windowMs, maxKeys, () => ({
     requests: new SlidingCount(windowMs, SLICES),
     accepts: new SlidingCount(windowMs, SLICES),
   }))
@@ -125,6 +134,9 @@ export function createAdaptiveThrottle(options: AdaptiveThrottleOptions = {}): A
     },
     get counters(): AdaptiveThrottleCounters {
       return { ...counters }
+    },
+    get size(): number {
+      return windows.size
     },
   }
 }

@@ -37,4 +37,4 @@ export {
   type RetryBudgetOptions,
 } from './retry-budget'
 export type { Sleep } from './sleep'
-export type { TargetKey } from './sliding-window'
+export type { KeyCount, TargetKey } from './sliding-window'

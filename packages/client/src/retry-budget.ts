@@ -1,5 +1,5 @@
 import { invalidOption } from './errors'
-import { originKey, PerKey, SlidingCount, type TargetKey } from './sliding-window'
+import { DEFAULT_MAX_KEYS, type KeyCount, originKey, PerKey, SlidingCount, type TargetKey } from './sliding-window'
 
 /** Options of {@link createRetryBudget}. Every one is optional; the defaults are given with each. */
 export interface RetryBudgetOptions {
@@ -21,6 +21,11 @@ export interface RetryBudgetOptions {
    * not a URL is its own key. `() => 'all'` makes one budget for every origin.
    */
   key?: TargetKey
+  /**
+   * The most keys (origins, with the default `key`) it keeps state for at once; past it the least recently used is
+   * forgotten. Default 1000 (under 2 KB each).
+   */
+  maxKeys?: number
   /** The time in ms. Default `Date.now`; inject one in tests. */
   clock?: () => number
 }
@@ -71,12 +76,13 @@ const SLICES = 100
  * const res = await fetchPolitely('https://api.example.com/things')
  * metrics.gauge('retries_refused', budget.counters.refusedLocally)
  */
-export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget {
+export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget & KeyCount {
   const retryRatio = options.retryRatio ?? 0.1
   const minRetriesPerSecond = options.minRetriesPerSecond ?? 0.2
   const windowMs = options.windowMs ?? 1000
   const key = options.key ?? originKey
   const clock = options.clock ?? Date.now
+  const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS
   if (typeof retryRatio !== 'number' || !(retryRatio >= 0 && retryRatio <= 1)) {
     invalidOption('retryRatio', 'must be a share of first attempts in [0, 1], such as 0.1', options.retryRatio)
   }
@@ -85,6 +91,9 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
   }
   if (typeof windowMs !== 'number' || !Number.isFinite(windowMs) || windowMs <= 0) {
     invalidOption('windowMs', 'must be a finite number of ms > 0', options.windowMs)
+  }
+  if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 1) {
+    invalidOption('maxKeys', 'must be a whole number >= 1 (keys held at once)', options.maxKeys)
   }
   for (const name of ['key', 'clock'] as const) {
     if (typeof options[name] !== 'undefined' && typeof options[name] !== 'function') {
@@ -95,7 +104,7 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
   const floorGapMs = minRetriesPerSecond > 0 ? 1000 / minRetriesPerSecond : Number.POSITIVE_INFINITY
   // A key's state outlives its window while the floor still remembers its last retry.
   const idleMs = Math.max(windowMs, Number.isFinite(floorGapMs) ? floorGapMs : 0)
-  const budgets = new PerKey(idleMs, () => ({
+  const budgets = new PerKey(idleMs, maxKeys, () => ({
     firstAttempts: new SlidingCount(windowMs, SLICES),
     retries: new SlidingCount(windowMs, SLICES),
     lastRetryMs: Number.NEGATIVE_INFINITY,
@@ -125,6 +134,9 @@ export function createRetryBudget(options: RetryBudgetOptions = {}): RetryBudget
     },
     get counters(): RetryBudgetCounters {
       return { ...counters }
+    },
+    get size(): number {
+      return budgets.size
     },
   }
 }

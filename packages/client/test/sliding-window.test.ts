@@ -65,7 +65,7 @@ describe('originKey', () => {
 describe('PerKey', () => {
   it('forgets a key idle for longer than its idle time, so many origins do not add up', () => {
     let made = 0
-    const states = new PerKey(1000, () => ({ made: ++made }))
+    const states = new PerKey(1000, 100_000, () => ({ made: ++made }))
     for (let i = 0; i < 10_000; i++) states.get(`https://host-${i}.example`, i / 100)
     expect(states.size).toBe(10_000)
     const kept = states.get('https://host-9999.example', 1050)
@@ -74,5 +74,16 @@ describe('PerKey', () => {
     expect(states.size).toBe(4_999)
     states.get('fresh', 5000)
     expect(states.size).toBe(1)
+  })
+
+  it('holds at most maxKeys, forgetting the least recently used, when many keys are used within the idle time', () => {
+    let made = 0
+    const states = new PerKey(60_000, 3, () => ({ made: ++made }))
+    for (const key of ['a', 'b', 'c']) states.get(key, 0)
+    states.get('a', 1) // used again: now 'b' is the least recent
+    states.get('d', 2)
+    expect(states.size).toBe(3)
+    expect(states.get('a', 3).made).toBe(1) // kept
+    expect(states.get('b', 4).made).toBe(5) // forgotten, made anew
   })
 })

@@ -116,7 +116,19 @@ export function ruleDecision(rule: CompiledRule, outcome: Outcome, cost: number)
  */
 export function decisionOf(rules: readonly CompiledRule[], outcomes: readonly Outcome[], cost: number): Decision {
   if (rules.length === 1) return ruleDecision(rules[0] as CompiledRule, outcomes[0] as Outcome, cost)
-  const decisions = outcomes.map((outcome, i) => ruleDecision(rules[i] as CompiledRule, outcome, cost))
+  return stackedDecision(outcomes.map((outcome, i) => ruleDecision(rules[i] as CompiledRule, outcome, cost)))
+}
+
+/**
+ * The decision of several rules decided together: allowed when every one admitted, with the numbers of the one that
+ * bound (the rejecting one with the longest wait, or else the admitting one with the fewest remaining) and every
+ * rule's decision in `rules`. The rules of one stacked limiter, or of every limiter one response passed.
+ *
+ * @example
+ * const decision = stackedDecision([globalDecision, routeDecision]) // route: 3 left of 5; global: 7 of 10
+ * decision.remaining // 3
+ */
+export function stackedDecision(decisions: readonly RuleDecision[]): Decision {
   const allowed = decisions.every((d) => d.allowed)
   let binding = decisions[0] as RuleDecision
   for (const d of decisions) {
@@ -129,6 +141,28 @@ export function decisionOf(rules: readonly CompiledRule[], outcomes: readonly Ou
     }
   }
   return new StackedDecision(binding, allowed, decisions)
+}
+
+/**
+ * A rule's decision under another name: a rule of a second limiter on one response whose name the first has taken.
+ *
+ * @example
+ * renamedDecision(routeDecision, 'default-2').rule // 'default-2'
+ */
+export function renamedDecision(d: RuleDecision, rule: string): RuleDecision {
+  const { allowed, limit, windowMs, remaining, resetMs, retryAfterMs, delayMs, cost, costExceedsCapacity } = d
+  return new OneDecision(
+    allowed,
+    rule,
+    limit,
+    windowMs,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    delayMs,
+    cost,
+    costExceedsCapacity,
+  )
 }
 
 /**

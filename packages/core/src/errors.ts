@@ -1,3 +1,6 @@
+import type { EventKeys } from './event-types'
+import { keyHash } from './key-hash'
+
 /**
  * The brand every Sluice error carries on its prototype: a key of the global symbol registry, so the ESM and the
  * CommonJS builds (and two installed versions) of a package share it, where each defines its own classes. An app
@@ -93,23 +96,32 @@ brandError(StoreUnavailableError, 'SLUICE_STORE_UNAVAILABLE')
  * 'open': admitted uncounted); the store has already logged it, once per key. Deleting the key (`limiter.reset(key)`)
  * or its expiry ends it.
  *
+ * Keys are often personal data or secrets, and errors end up in logs: the error carries the key's `keyHash`, and the
+ * key itself only when the limiter has `eventKeys: 'raw'` (the store passes it on as `options.eventKeys`). A store
+ * writes its message the same way.
+ *
  * @example
  * try { await limiter.consume(key) } catch (err) {
- *   if (err instanceof StoreKeyError) console.error(`rule ${err.rule}: key ${err.key} is unusable`)
+ *   if (err instanceof StoreKeyError) console.error(`rule ${err.rule}: the key ${err.keyHash} is unusable`)
  * }
  */
 export class StoreKeyError extends Error {
   override readonly name = 'StoreKeyError'
   readonly code = 'SLUICE_STORE_KEY'
+  /** The first 16 hex digits of the SHA-256 of the key (see `keyHash`). */
+  readonly keyHash: string
+  /** The key, as the limiter was given it: only with `eventKeys: 'raw'`, undefined otherwise. */
+  readonly key: string | undefined
   constructor(
     message: string,
-    /** The key, as the limiter was given it. */
-    readonly key: string,
+    key: string,
     /** The name of the rule whose state for `key` is unusable. */
     readonly rule: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; eventKeys?: EventKeys | undefined },
   ) {
-    super(message, options)
+    super(message, options !== undefined && 'cause' in options ? { cause: options.cause } : undefined)
+    this.keyHash = keyHash(key)
+    this.key = options?.eventKeys === 'raw' ? key : undefined
   }
 }
 brandError(StoreKeyError, 'SLUICE_STORE_KEY')

@@ -1,8 +1,11 @@
 import type { Decision, RuleDecision } from './decision'
 import { StoreKeyError, StoreUnavailableError } from './errors'
 import type { DecisionEvent, DecisionTrace, EventKeys, RuleDecisionEvent, StoreRequestFailedEvent } from './event-types'
+import { keyHash } from './key-hash'
 import type { CompiledRule } from './rules'
-import { namedChannel, sha256Utf8 } from './runtime/builtins'
+import { namedChannel } from './runtime/builtins'
+
+export { keyHash }
 
 // The channels are looked up by name, so every copy of @sluice/core in a process (an ESM and a CommonJS build, two
 // versions under different packages) publishes on the same ones, and a subscriber sees all of them.
@@ -26,17 +29,6 @@ export interface DecisionContext {
  */
 export function observed(): boolean {
   return decisionChannel.hasSubscribers || storeChannel.hasSubscribers
-}
-
-/**
- * The first 16 hex digits of the SHA-256 of `key`, as the events carry it: compute it for a key you know to find
- * its events.
- *
- * @example
- * subscribe('sluice:decision', (m) => { if ((m as DecisionEvent).rules[0]?.keyHash === keyHash('user:42')) ... })
- */
-export function keyHash(key: string): string {
-  return sha256Utf8(key).slice(0, 16)
 }
 
 /**

@@ -128,10 +128,10 @@ export function createLimiter(limiterOptions: LimiterOptions): Limiter {
     throw new InvalidOptionError('label', `must be a non-empty string (got ${describe(label)})`)
   }
   const events = { eventKeys, limiter: label }
-  const bound = store.bind(rules, { logger })
+  const bound = store.bind(rules, { logger, eventKeys })
   // The queue behind `schedule` counts in key spaces of its own, bound beside the rules.
   const queue = rules.every((rule) => rule.algorithm === 'leaky-bucket')
-    ? store.bind(rules.map(queueRule), { logger })
+    ? store.bind(rules.map(queueRule), { logger, eventKeys })
     : undefined
   let base: RuleLimiter | undefined
   const variants: Variants<Limiter> = new Variants(
@@ -139,7 +139,7 @@ export function createLimiter(limiterOptions: LimiterOptions): Limiter {
     sources,
     defaults,
     (variantRules) => {
-      const variantBound = store.bind(variantRules, { logger, variant: true })
+      const variantBound = store.bind(variantRules, { logger, variant: true, eventKeys })
       return new RuleLimiter(store, variantBound, undefined, defaultCost, variants, events)
     },
     () => base as RuleLimiter,

@@ -1,7 +1,7 @@
 import { algorithms, type Step } from './algorithms'
 import { blockedStep, isBlocked, startsBlock } from './blocks'
 import type { Decision } from './decision'
-import type { DecisionTrace } from './event-types'
+import type { DecisionTrace, EventKeys } from './event-types'
 import type { Logger } from './logger'
 import type { CompiledRule } from './rules'
 
@@ -42,6 +42,11 @@ export interface BindOptions {
    * bound first, shared on purpose, so the store must not report them as shared with another limiter.
    */
   readonly variant?: boolean
+  /**
+   * How the store may show this binding's keys in what it reports (a `StoreKeyError`, a log line): `'hash'` (the
+   * default) by their `keyHash` only, `'raw'` as they are. The limiter's `eventKeys` option.
+   */
+  readonly eventKeys?: EventKeys
 }
 
 /**

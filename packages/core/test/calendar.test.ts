@@ -60,6 +60,17 @@ describe('options', () => {
     expect(error.message).toMatch(reason)
   })
 
+  // 'GMT+0' was refused as a UTC offset, while 'Etc/GMT+0' was accepted: both are IANA names of UTC.
+  test.each(['GMT+0', 'GMT-0', 'gmt+0', 'Etc/GMT+0'])('the IANA name %s is accepted as UTC', (timeZone) => {
+    const daily = compileCalendarPeriod({ period: 'day', timeZone })
+    expect(daily.timeZone).toBe(timeZone)
+    expect(daily.at(ms('2025-06-15T12:00:00Z')).startMs).toBe(ms('2025-06-15T00:00:00Z'))
+  })
+
+  test.each(['GMT+1', 'GMT+00', 'UTC+0'])('the offset %s is still refused: it is not an IANA name', (timeZone) => {
+    expect(optionAtFault({ period: 'day', timeZone }).message).toMatch(/not a UTC offset/)
+  })
+
   test('without a path, the option is named alone', () => {
     expect(optionAtFault({ period: 'day', timeZone: 'Nowhere/City' }).option).toBe('timeZone')
   })

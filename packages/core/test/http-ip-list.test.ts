@@ -119,6 +119,13 @@ describe('compileAddressList', () => {
     [['[2001:db8::1]'], 'without a port, brackets or zone index'],
     [['fe80::1%eth0'], 'without a port, brackets or zone index'],
     [['01.2.3.4'], 'option "allowList[0]" must be an IP address or CIDR block'],
+    // '10.0.0.0 /8' was refused for a port, brackets or zone index: the message names the stray space instead.
+    [
+      ['10.0.0.0 /8'],
+      'option "allowList[0]" has a space inside (got "10.0.0.0 /8"): write the address and its prefix without spaces, such as 10.0.0.0/8',
+    ],
+    [['10.0.0.0/ 8'], 'has a space inside (got "10.0.0.0/ 8")'],
+    [['2001:db8:: /32'], 'such as 2001:db8::/32'],
   ]
 
   it.each(invalid)('refuses %p at compile time, naming the entry', (entries, message) => {

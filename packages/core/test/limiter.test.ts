@@ -197,7 +197,10 @@ describe('errors', () => {
 
   test('StoreKeyError names the key and the rule a store could not decide for, with its cause', () => {
     const cause = new Error('WRONGTYPE')
-    const error = new StoreKeyError('sluice: key "k" of rule "hour" holds a list', 'k', 'hour', { cause })
+    const error = new StoreKeyError('sluice: key "k" of rule "hour" holds a list', 'k', 'hour', {
+      cause,
+      eventKeys: 'raw',
+    })
     expect(error).toBeInstanceOf(Error)
     expect([error.name, error.message, error.key, error.rule, error.cause]).toEqual([
       'StoreKeyError',

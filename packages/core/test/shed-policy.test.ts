@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { EventEmitter } from 'node:events'
-import type { ShedEvent } from '@sluice/core'
+import { keyHash, type ShedEvent } from '@sluice/core'
 import { createShedPolicy } from '@sluice/core/internal'
 import { VirtualTime } from '../../../examples/overload/virtual-time'
 
@@ -32,7 +32,7 @@ test('a shed request is published on sluice:shed and answered 503, and an admitt
       body: { error: 'overloaded', retryAfter: 1 },
     })
     expect(events).toEqual([
-      { reason: 'overloaded', priority: 'normal', tenant: 'b', waitedMs: 0, inFlight: 1, waiting: 0 },
+      { reason: 'overloaded', priority: 'normal', tenantHash: keyHash('b'), waitedMs: 0, inFlight: 1, waiting: 0 },
     ])
     first.emit('finish')
     first.close()
@@ -40,6 +40,36 @@ test('a shed request is published on sluice:shed and answered 503, and an admitt
   } finally {
     unsubscribe('sluice:shed', listener)
   }
+})
+
+// sluice:shed published the tenant raw (an API key, a customer id), while the limiters' events hash their keys.
+test('sluice:shed carries the tenant as tenantHash by default, and the tenant itself only with eventKeys: raw', async () => {
+  const events: ShedEvent[] = []
+  const listener = (message: unknown) => events.push(message as ShedEvent)
+  subscribe('sluice:shed', listener)
+  try {
+    for (const eventKeys of [undefined, 'raw'] as const) {
+      const policy = createShedPolicy<{ tenant: string }>({
+        maxInFlight: 1,
+        queue: 0,
+        tenant: (req) => req.tenant,
+        ...(eventKeys === undefined ? {} : { eventKeys }),
+      })
+      await policy.handle({ tenant: 'sk_live_a' }, new Raw())
+      await policy.handle({ tenant: 'sk_live_b' }, new Raw())
+    }
+  } finally {
+    unsubscribe('sluice:shed', listener)
+  }
+  expect(events).toHaveLength(2)
+  expect(events[0]).not.toHaveProperty('tenant')
+  expect(JSON.stringify(events[0])).not.toContain('sk_live')
+  expect(events[0]).toMatchObject({ tenantHash: keyHash('sk_live_b') })
+  expect(events[1]).toMatchObject({ tenantHash: keyHash('sk_live_b'), tenant: 'sk_live_b' })
+})
+
+test('an eventKeys that is neither hash nor raw is an InvalidOptionError naming it', () => {
+  expect(() => createShedPolicy({ maxInFlight: 1, eventKeys: 'plain' as 'raw' })).toThrow(/option "eventKeys"/)
 })
 
 test('a tenant function that returns no string is an error naming the option', () => {

@@ -47,8 +47,12 @@ export class Exchange implements FetchOutcome, ResponseLifecycle {
     for (const [name, listener] of listeners) if (name === event) listener()
   }
 
-  /** The handler's response, watched to its end when something waits for it. */
+  /**
+   * The handler's response, watched to its end when something waits for it. With several limits on one request the
+   * innermost settles it first; an outer one finds it settled, and changes nothing.
+   */
   settle(response: Response): Response {
+    if (this.response !== undefined) return response
     this.status = response.status
     this.response = response
     if (!this.watched) return response
@@ -140,15 +144,20 @@ export function factsOf(request: Request, ip: string | undefined, path: string, 
   }
 }
 
-/** A response carrying `headers` too: set on it, or on a copy when its headers are immutable (a fetched response). */
+/**
+ * A response carrying `headers` too: set on it, or on a copy when its headers are immutable (a fetched response).
+ * A field it has already is kept: the handler's own, or an inner limit's, which was decided later and describes every
+ * limit the request passed.
+ */
 export function withHeaders(response: Response, headers: readonly (readonly [string, string])[]): Response {
-  if (headers.length === 0) return response
+  const missing = headers.filter(([name]) => !response.headers.has(name))
+  if (missing.length === 0) return response
   try {
-    for (const [name, value] of headers) response.headers.set(name, value)
+    for (const [name, value] of missing) response.headers.set(name, value)
     return response
   } catch {
     const copy = new Response(response.body, response)
-    for (const [name, value] of headers) copy.headers.set(name, value)
+    for (const [name, value] of missing) copy.headers.set(name, value)
     return copy
   }
 }

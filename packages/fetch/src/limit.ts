@@ -36,6 +36,8 @@ export interface FetchOwnOptions<Req> {
 /** Options of a fetch adapter's `rateLimit`: the shared HTTP options, with `refund(req, outcome)`. */
 export type FetchLimitOptions<Req> = HttpLimitOptions<Req, FetchOutcome> & FetchOwnOptions<Req>
 
+const exchanges = new WeakMap<Request, Exchange>()
+
 const FETCH: HttpAdapter<Exchange> = { ownOptions: ['ip', 'onRejected'], rawResponse: (exchange) => exchange }
 
 /** How an adapter reads its framework's request: the Web request under it, and its path. */
@@ -94,7 +96,13 @@ export function fetchLimit<Req>(options: FetchLimitOptions<Req>, reader: Request
     policy,
     factsOf: facts,
     async decide(req, env) {
-      const exchange = new Exchange()
+      // One exchange per request, whichever limits it passes: their headers merge on it, as on one Node response.
+      const request = reader.request(req)
+      let exchange = exchanges.get(request)
+      if (exchange === undefined) {
+        exchange = new Exchange()
+        exchanges.set(request, exchange)
+      }
       const verdict = await policy.handle(req, exchange, facts(req, env))
       if (verdict.action === 'skip') return pass(exchange, undefined, [])
       if (verdict.action === 'pass') return pass(exchange, verdict.decision, verdict.headers)

@@ -5,6 +5,7 @@ import {
   type Decision,
   type DecisionTrace,
   decisionOf,
+  type EventKeys,
   type FailurePolicy,
 } from '@sluice/core/store'
 import type { StoreClient } from './client'
@@ -49,6 +50,8 @@ export class RedisBinding implements BoundStore {
   constructor(
     readonly rules: readonly CompiledRule[],
     private readonly shared: RedisShared,
+    /** How its errors show keys: the limiter's `eventKeys`. */
+    private readonly eventKeys: EventKeys = 'hash',
   ) {
     this.prefixes = rules.map(redisKeyPrefix)
     this.plan = planFor(rules)
@@ -149,6 +152,7 @@ export class RedisBinding implements BoundStore {
         this.rules[index] as CompiledRule,
         keys[index] as string,
         redisKeys[index] as string,
+        this.eventKeys,
       )
     }
   }

@@ -1,4 +1,4 @@
-import { type CompiledRule, type Logger, StoreKeyError } from '@sluice/core/store'
+import { type CompiledRule, type EventKeys, keyHash, type Logger, StoreKeyError } from '@sluice/core/store'
 import { keyProblem } from './errors'
 
 // A key shown in a log line or an error message is cut to this many characters: user keys can be long.
@@ -10,7 +10,7 @@ const SHOWN_KEY_CHARS = 200
  *
  * @example
  * const keyErrors = new KeyErrors(console, 1000)
- * throw keyErrors.failed(error, rule, 'user:42', 'sluice:default:sw:{user:42}')
+ * throw keyErrors.failed(error, rule, 'user:42', 'sluice:default:sw:{user:42}', 'hash')
  */
 export class KeyErrors {
   private readonly logged = new Set<string>()
@@ -25,20 +25,34 @@ export class KeyErrors {
     private readonly remedy = 'the key is deleted (limiter.reset) or expires',
   ) {}
 
-  /** The error a request gets when the script failed on the key of `rule`; logged once per Redis key. */
-  failed(cause: unknown, rule: Pick<CompiledRule, 'name'>, key: string, redisKey: string): StoreKeyError {
+  /**
+   * The error a request gets when the script failed on the key of `rule`; logged once per Redis key. The message and
+   * the log line show the key (and the Redis key, which holds it) only under `eventKeys: 'raw'`; otherwise the key's
+   * `keyHash`, since keys are often personal data or secrets (an IP address, an API key).
+   */
+  failed(
+    cause: unknown,
+    rule: Pick<CompiledRule, 'name'>,
+    key: string,
+    redisKey: string,
+    eventKeys?: EventKeys,
+  ): StoreKeyError {
     const { holds } = keyProblem(cause)
     const shown = (text: string) =>
       JSON.stringify(text.length > SHOWN_KEY_CHARS ? `${text.slice(0, SHOWN_KEY_CHARS)}…` : text)
+    const which =
+      eventKeys === 'raw'
+        ? `the Redis key ${shown(redisKey)} (${this.owner} "${rule.name}", key ${shown(key)})`
+        : `the Redis key of ${this.owner} "${rule.name}" for the key with keyHash ${keyHash(key)}`
     const message =
-      `sluice: the Redis key ${shown(redisKey)} (${this.owner} "${rule.name}", key ${shown(key)}) ${holds}, not a ` +
-      `state this ${this.owner} wrote; its requests fail until ${this.remedy}. No other key is affected.`
+      `sluice: ${which} ${holds}, not a state this ${this.owner} wrote; its requests fail until ${this.remedy}. ` +
+      'No other key is affected.'
     if (!this.logged.has(redisKey)) {
       if (this.logged.size >= this.maxKeys) this.logged.delete(this.logged.values().next().value as string)
       this.logged.add(redisKey)
       this.logger.error(message)
     }
-    return new StoreKeyError(message, key, rule.name, { cause })
+    return new StoreKeyError(message, key, rule.name, { cause, eventKeys })
   }
 
   /** Forgets that a key was logged (it was reset: if it goes bad again, that is news). */

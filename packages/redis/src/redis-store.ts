@@ -188,7 +188,7 @@ export class RedisStore implements Store {
     // A variant (a plan's limits, `withLimits`) counts in its limiter's key spaces on purpose, and there may be
     // a hundred of them: the limiter's own rules stand for it in Redis.
     if (options.variant !== true) this.registry.register(rules)
-    return new RedisBinding(rules, this.shared)
+    return new RedisBinding(rules, this.shared, options.eventKeys)
   }
 
   /**

@@ -1,4 +1,4 @@
-import { createLimiter, StoreKeyError } from '@sluice/core'
+import { createLimiter, keyHash, StoreKeyError } from '@sluice/core'
 import { KeyErrors } from '../src/key-errors'
 
 const rule = createLimiter({ name: 'user', limit: 5, window: '1m' }).rules[0] as Parameters<KeyErrors['failed']>[1]
@@ -13,14 +13,22 @@ function recording(maxKeys = 1000) {
 test('each request gets a StoreKeyError naming the key and the rule; the key is logged once', () => {
   const { keyErrors, lines } = recording()
   for (let i = 0; i < 3; i++) {
-    const error = keyErrors.failed(cause, rule, 'mallory', 'sluice:user:sw:{mallory}')
+    const error = keyErrors.failed(cause, rule, 'mallory', 'sluice:user:sw:{mallory}', 'raw')
     expect(error).toBeInstanceOf(StoreKeyError)
-    expect(error).toMatchObject({ key: 'mallory', rule: 'user', cause })
+    expect(error).toMatchObject({ key: 'mallory', keyHash: keyHash('mallory'), rule: 'user', cause })
     expect(error.message).toContain('"sluice:user:sw:{mallory}" (rule "user", key "mallory") holds a list')
   }
   expect(lines).toHaveLength(1)
-  keyErrors.failed(cause, rule, 'trudy', 'sluice:user:sw:{trudy}')
+  keyErrors.failed(cause, rule, 'trudy', 'sluice:user:sw:{trudy}', 'raw')
   expect(lines).toHaveLength(2)
+})
+
+test('without eventKeys raw, the error and the log line show the key by its keyHash only', () => {
+  const { keyErrors, lines } = recording()
+  const error = keyErrors.failed(cause, rule, 'apikey:sk_live_x', 'sluice:user:sw:{apikey:sk_live_x}')
+  expect(error).toMatchObject({ key: undefined, keyHash: keyHash('apikey:sk_live_x'), rule: 'user' })
+  expect(error.message).toContain(`rule "user" for the key with keyHash ${keyHash('apikey:sk_live_x')} holds a list`)
+  for (const text of [error.message, ...lines]) expect(text).not.toContain('sk_live')
 })
 
 test('it remembers at most maxKeys logged keys, and a key that was reset is news again', () => {
@@ -37,7 +45,7 @@ test('it remembers at most maxKeys logged keys, and a key that was reset is news
 test('a long key is cut in the message', () => {
   const { keyErrors } = recording()
   const long = 'k'.repeat(10_000)
-  const error = keyErrors.failed(cause, rule, long, `sluice:user:sw:{${long}}`)
+  const error = keyErrors.failed(cause, rule, long, `sluice:user:sw:{${long}}`, 'raw')
   expect(error.message.length).toBeLessThan(1000)
   expect(error.key).toBe(long)
 })

@@ -6,6 +6,7 @@ import {
   type CompiledRule,
   createLimiter,
   InvalidOptionError,
+  keyHash,
   type LimiterOptions,
   MemoryStore,
   StoreKeyError,
@@ -298,7 +299,7 @@ describe('stored values', () => {
       await client.set(key as string, value, 'PX', 60_000)
       const failed = await limiter.consume('upgraded').catch((error: unknown) => error)
       expect(failed).toBeInstanceOf(StoreKeyError)
-      expect(failed).toMatchObject({ key: 'upgraded', rule: 'default' })
+      expect(failed).toMatchObject({ keyHash: keyHash('upgraded'), rule: 'default' })
       // Not overwritten, not decided locally: the key is as it was until it is reset.
       expect(await client.getBuffer(key as string)).toEqual(Buffer.isBuffer(value) ? value : Buffer.from(value))
       await limiter.reset('upgraded')

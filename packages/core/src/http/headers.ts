@@ -74,6 +74,28 @@ export function headerModes(value: unknown, option = 'headers'): readonly Header
 }
 
 /**
+ * The modes of a response that several limiters passed: every mode any of them sends, in the order they came, except
+ * one that writes a field an earlier mode writes (`'draft-7'` after `'ietf'`, both `RateLimit`): the first limiter
+ * the request passed (the outermost, mounted first) decides how a field is spelled, since two spellings of one field
+ * are a value no parser can read.
+ *
+ * @example
+ * responseModes([['ietf'], ['draft-7', 'legacy']]) // ['ietf', 'legacy']
+ */
+export function responseModes(lists: readonly (readonly HeaderMode[])[]): HeaderMode[] {
+  const modes: HeaderMode[] = []
+  const fields = new Set<string>()
+  for (const list of lists) {
+    for (const mode of list) {
+      if (modes.includes(mode) || FIELDS[mode].some((field) => fields.has(field))) continue
+      modes.push(mode)
+      for (const field of FIELDS[mode]) fields.add(field)
+    }
+  }
+  return modes
+}
+
+/**
  * The header of every refusal Sluice writes (429, 503, 413): RFC 6585 s4 and RFC 9111 s5.2.2.5, a refusal describes
  * this moment, so no cache may store and replay it.
  *

@@ -23,7 +23,7 @@ export interface AddressList {
  * Compiles a list of addresses (`'192.0.2.7'`, `'2001:db8::1'`) and CIDR blocks (`'10.0.0.0/8'`, `'2001:db8::/32'`)
  * once, so that matching costs a parse and a binary search, with no allocation. Entries may have surrounding
  * spaces and nothing else around them. An invalid entry throws an {@link InvalidOptionError} naming it
- * (`allowList[2]`) and why: not an address; a port, brackets or zone index; a prefix length above 32 (IPv4) or 128
+ * (`allowList[2]`) and why: a space inside (`'10.0.0.0 /8'`); not an address; a port, brackets or zone index; a prefix length above 32 (IPv4) or 128
  * (IPv6); or bits set past the prefix (`10.0.0.1/8`, refused rather than read as `10.0.0.0/8`, since it is as often
  * a typo for a narrower block, and an allow list must not silently grow).
  *
@@ -79,6 +79,14 @@ function parseBlock(entry: unknown, option: string): Range {
     throw new InvalidOptionError(option, `must be an IP address or CIDR block as a string (got ${describe(entry)})`)
   }
   const text = entry.trim()
+  // '10.0.0.0 /8' would otherwise read as an address with something around it, and be refused for a port.
+  if (/\s/.test(text)) {
+    throw new InvalidOptionError(
+      option,
+      `has a space inside (got ${describe(entry)}): write the address and its prefix without spaces, such as ` +
+        `${text.replace(/\s+/g, '')}`,
+    )
+  }
   const slash = text.indexOf('/')
   const address = slash === -1 ? text : text.slice(0, slash)
   const kind = parseAddress(address, entryParse)

@@ -4,6 +4,7 @@ import type { Limiter } from '../limiter'
 import { headerWriter } from './headers'
 import { costOf, keysOf, type RequestFacts } from './keys'
 import { type HttpAdapter, type HttpLimitOptions, type HttpSettings, httpSettings } from './options'
+import { onResponseEnd } from './response-end'
 import { FORBIDDEN, type HttpVerdict, PASS_UNCOUNTED, SKIP, STORE_UNAVAILABLE, verdictOf } from './verdict'
 
 /**
@@ -47,6 +48,7 @@ export function createHttpPolicy<Req, Res>(
   const outage = storeOutage(settings)
   const refundAfter = refunder(settings)
   const verdictSettings = {
+    headerModes: settings.headerModes,
     writeHeaders: headerWriter(settings.headerModes),
     statusCode: settings.statusCode,
     clock: settings.clock,
@@ -82,7 +84,7 @@ export function createHttpPolicy<Req, Res>(
       }
       outage.answered()
       if (decision.allowed) refundAfter(req, res, requestKeys, requestCost, requestLimiter)
-      return verdictOf(decision, requestCost, verdictSettings)
+      return verdictOf(decision, requestCost, verdictSettings, settings.rawResponse(res))
     },
     async keysOf(req, facts) {
       return keys(req, facts)
@@ -121,18 +123,13 @@ function storeOutage<Req, Res>({ logger, onError }: HttpSettings<Req, Res>) {
 function refunder<Req, Res>({ refund, rawResponse, logger }: HttpSettings<Req, Res>) {
   return function refundAfter(req: Req, res: Res, keys: string[], cost: number, limiter: Limiter): void {
     if (refund === undefined) return
-    let settled = false
     const settle = () => {
-      if (settled) return
-      settled = true
       Promise.resolve()
         .then(() => refund(req, res))
         .then((giveBack) => (giveBack === true ? limiter.refund(keys, cost) : undefined))
         .catch((error: unknown) => logger.error('sluice: refund failed', error))
     }
     // 'close' without 'finish' is a response cut short by the client; refund decides on it all the same.
-    const raw = rawResponse(res)
-    raw.once('finish', settle)
-    raw.once('close', settle)
+    onResponseEnd(rawResponse(res), settle)
   }
 }

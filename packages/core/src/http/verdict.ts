@@ -1,5 +1,6 @@
 import type { Decision } from '../decision'
-import { type HeaderList, NO_STORE, retryAfterSeconds } from './headers'
+import { type HeaderList, type HeaderMode, NO_STORE, retryAfterSeconds } from './headers'
+import { responseHeaders } from './response-headers'
 
 /**
  * The JSON body of a response the limiter wrote.
@@ -76,8 +77,9 @@ export const STORE_UNAVAILABLE: HttpVerdict = Object.freeze({
   json: '{"error":"rate limiter unavailable"}',
 })
 
-/** What `verdictOf` reads from the settled options: the header writer, the rejection status and the clock. */
+/** What `verdictOf` reads from the settled options: the header modes and writer, the rejection status and the clock. */
 export interface VerdictSettings {
+  readonly headerModes: readonly HeaderMode[]
   readonly writeHeaders: (decision: Decision, nowMs: number) => [string, string][]
   readonly statusCode: number
   readonly clock: () => number
@@ -96,9 +98,12 @@ export const FORBIDDEN: HttpVerdict = Object.freeze({
   json: '{"error":"forbidden"}',
 })
 
-/** The verdict on a decision: on with its headers, or the rejection the decision calls for. */
-export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings): HttpVerdict {
-  const headers = settings.writeHeaders(decision, settings.clock())
+/**
+ * The verdict on a decision: on with its headers, or the rejection the decision calls for. `response` is the raw
+ * response: the headers describe every limiter it has passed (see `responseHeaders`).
+ */
+export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings, response: object): HttpVerdict {
+  const headers = responseHeaders(response, decision, settings.headerModes, settings.writeHeaders, settings.clock())
   if (decision.allowed) return { action: 'pass', decision, headers }
   if (decision.costExceedsCapacity) {
     headers.push(NO_STORE as [string, string])

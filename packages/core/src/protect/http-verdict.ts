@@ -1,4 +1,5 @@
 import type { HeaderList, RejectionBody, ResponseEvents } from '../http'
+import { onResponseEnd } from '../http/response-end'
 
 /**
  * What an adapter does with a request after a concurrency limit or the shedder: let it go on, or answer it now.
@@ -32,7 +33,8 @@ export const PASS: ProtectVerdict = Object.freeze({ action: 'pass' })
 /**
  * Calls `release` exactly once, when the response finishes or the connection closes (a client that aborts
  * included), whichever comes first. Watching starts before any await, so an abort during the decision is seen; if
- * the connection had closed before, `release` runs at once.
+ * the connection had closed before, `release` runs at once. One listener pair per response serves every Sluice
+ * middleware on it (see `onResponseEnd`).
  */
 export function releaseAtEnd(raw: ResponseLifecycle): { set(release: () => void): void } {
   let ended = raw.closed === true
@@ -44,8 +46,7 @@ export function releaseAtEnd(raw: ResponseLifecycle): { set(release: () => void)
     release = undefined
     run?.()
   }
-  raw.once('finish', end)
-  raw.once('close', end)
+  onResponseEnd(raw, end)
   return {
     set(next) {
       if (ended) next()

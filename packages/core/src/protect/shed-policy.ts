@@ -1,6 +1,8 @@
-import { checkFunction, checkObject } from '../checks'
+import { checkFunction, checkObject, checkOneOf } from '../checks'
 import { describe } from '../errors'
+import type { EventKeys } from '../event-types'
 import { NO_STORE, retryAfterSeconds } from '../http'
+import { keyHash } from '../key-hash'
 import { namedChannel } from '../runtime/builtins'
 import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
 import type { Priority } from './priority'
@@ -25,6 +27,11 @@ export interface HttpShedOptions<Req> extends ShedderOptions {
   tenant?: (req: Req) => string
   /** Requests for which it returns true bypass the shedder (a health check the load balancer must always get). */
   skip?: (req: Req) => boolean
+  /**
+   * How `sluice:shed` events show the tenant: `'hash'` (the default) as `tenantHash` only, `'raw'` adds `tenant`.
+   * Tenants come from API keys and customer ids, which must not reach logs unasked.
+   */
+  eventKeys?: EventKeys
 }
 
 /**
@@ -50,7 +57,10 @@ export interface HttpShedPolicy<Req> {
 export interface ShedEvent {
   readonly reason: ShedReason
   readonly priority: Priority
-  readonly tenant: string
+  /** The first 16 hex digits of the SHA-256 of the tenant (see `keyHash`); of '' when there is no `tenant`. */
+  readonly tenantHash: string
+  /** The tenant itself, only with `eventKeys: 'raw'`. */
+  readonly tenant?: string
   readonly waitedMs: number
   readonly inFlight: number
   readonly waiting: number
@@ -71,10 +81,11 @@ const OVERLOADED_STATUS = 503
  */
 export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPolicy<Req> {
   checkObject(options, 'options')
-  const { priority, tenant, skip, ...shedderOptions } = options
+  const { priority, tenant, skip, eventKeys = 'hash', ...shedderOptions } = options
   checkFunction(priority, 'priority')
   checkFunction(tenant, 'tenant')
   checkFunction(skip, 'skip')
+  const rawTenants = checkOneOf(eventKeys, 'eventKeys', ['hash', 'raw'] as const) === 'raw'
   const shedder = createShedder(shedderOptions as ShedderOptions)
 
   const refuse = (ticket: Ticket): ProtectVerdict => {
@@ -82,7 +93,8 @@ export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPo
       const event: ShedEvent = {
         reason: ticket.reason as ShedReason,
         priority: ticket.priority,
-        tenant: ticket.tenant,
+        tenantHash: keyHash(ticket.tenant),
+        ...(rawTenants ? { tenant: ticket.tenant } : {}),
         waitedMs: ticket.waitedMs,
         inFlight: shedder.inFlight,
         waiting: shedder.waiting,
