@@ -1,5 +1,6 @@
 // The differential check shared by the standalone and the Cluster suites: random traces replayed at the same
-// instants through a MemoryStore (the reference) and a RedisStore must give identical outcomes, op for op.
+// instants through a MemoryStore (the reference) and a RedisStore with default options (its local short-circuit on)
+// must give identical outcomes, op for op.
 import {
   type AlgorithmName,
   type BucketAlgorithmName,
@@ -86,44 +87,75 @@ function gapArb(): fc.Arbitrary<Gap> {
   )
 }
 
-function traceArb(algorithms: readonly StoreAlgorithm[], maxRules: number): fc.Arbitrary<Trace> {
-  return fc.array(ruleArb(algorithms), { minLength: 1, maxLength: maxRules }).chain((rules) => {
-    const keys = fc.array(fc.integer({ min: 0, max: 3 }), { minLength: rules.length, maxLength: rules.length })
+/** The shape of a trace: `mixed` wanders over every kind of gap; `flood` repeats a few keys at short gaps. */
+export type TraceShape = 'mixed' | 'flood'
+
+export function traceArb(
+  algorithms: readonly StoreAlgorithm[],
+  maxRules: number,
+  shape: TraceShape,
+): fc.Arbitrary<Trace> {
+  const flood = shape === 'flood'
+  const rules = fc.array(flood ? floodRuleArb(algorithms) : ruleArb(algorithms), { minLength: 1, maxLength: maxRules })
+  return rules.chain((rules) => {
+    const keys = fc.array(fc.integer({ min: 0, max: flood ? 1 : 3 }), {
+      minLength: rules.length,
+      maxLength: rules.length,
+    })
     const maxCost = Math.max(...rules.map((r) => r.limit)) + 1
     const cost = fc.oneof(
-      { weight: 4, arbitrary: fc.constant(1) },
+      { weight: flood ? 8 : 4, arbitrary: fc.constant(1) },
       { weight: 2, arbitrary: fc.integer({ min: 1, max: maxCost }) },
     )
+    const gap = flood ? floodGapArb() : gapArb()
     const op: fc.Arbitrary<Op> = fc.oneof(
       {
         weight: 12,
-        arbitrary: fc.record({
-          kind: fc.constant('apply' as const),
-          gap: gapArb(),
-          keys,
-          cost,
-          charge: fc.constant(true),
-        }),
+        arbitrary: fc.record({ kind: fc.constant('apply' as const), gap, keys, cost, charge: fc.constant(true) }),
       },
       {
         weight: 2,
-        arbitrary: fc.record({
-          kind: fc.constant('apply' as const),
-          gap: gapArb(),
-          keys,
-          cost,
-          charge: fc.constant(false),
-        }),
+        arbitrary: fc.record({ kind: fc.constant('apply' as const), gap, keys, cost, charge: fc.constant(false) }),
       },
-      { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), gap: gapArb(), keys, cost }) },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset' as const), gap: gapArb(), keys }) },
+      { weight: flood ? 1 : 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), gap, keys, cost }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset' as const), gap, keys }) },
     )
     return fc.record({
       rules: fc.constant(rules),
       start: fc.integer({ min: 1_700_000_000_000, max: 1_800_000_000_000 }),
-      ops: fc.array(op, { minLength: 1, maxLength: 30 }),
+      ops: flood
+        ? fc.array(op, { minLength: 10, maxLength: 60, size: 'max' })
+        : fc.array(op, { minLength: 1, maxLength: 30 }),
     })
   })
+}
+
+// A flood: small limits, windows and blocks of a few seconds (and one of 15 minutes), so that keys stay rejected and
+// blocked for many ops in a row, and a rejection answered without Redis is compared with Redis's own answer.
+const FLOOD_WINDOWS = [250, 1000, 4000, 60_000]
+const FLOOD_BLOCKS = [250, 1000, 3000, 900_000]
+
+function floodRuleArb(algorithms: readonly StoreAlgorithm[]): fc.Arbitrary<RuleSpec> {
+  return fc.record({
+    algorithm: fc.constantFrom(...algorithms),
+    limit: fc.integer({ min: 1, max: 4 }),
+    window: fc.constantFrom(...FLOOD_WINDOWS),
+    rate: fc.option(fc.constantFrom(...RATES), { nil: undefined, freq: 3 }),
+    period: fc.record({ period: fc.constant('day' as const), timeZone: fc.constantFrom(...ZONES) }),
+    block: fc.option(fc.constantFrom(...FLOOD_BLOCKS), { nil: undefined, freq: 2 }),
+  })
+}
+
+function floodGapArb(): fc.Arbitrary<Gap> {
+  const offset = fc.constantFrom(-1 as const, 0 as const, 1 as const)
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.record({ to: fc.constant('plain' as const), ms: fc.integer({ min: 0, max: 250 }) }) },
+    { weight: 2, arbitrary: fc.record({ to: fc.constant('plain' as const), ms: fc.integer({ min: 0, max: 4000 }) }) },
+    { weight: 2, arbitrary: fc.record({ to: fc.constant('retry-after' as const), offset }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('window-boundary' as const), offset }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
+    { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 2000 }) }) },
+  )
 }
 
 export function compile(specs: readonly RuleSpec[], prefix: string): CompiledRule[] {
@@ -146,7 +178,7 @@ export function compile(specs: readonly RuleSpec[], prefix: string): CompiledRul
   )
 }
 
-function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: readonly Outcome[]): number {
+export function advance(now: number, gap: Gap, rules: readonly CompiledRule[], last: readonly Outcome[]): number {
   switch (gap.to) {
     case 'plain':
       return now + gap.ms
@@ -192,15 +224,17 @@ let traceCount = 0
 export async function differential(
   client: RedisStoreClient,
   algorithms: readonly StoreAlgorithm[],
-  options: { numRuns: number; maxRules: number; seed?: number },
+  options: { numRuns: number; maxRules: number; shape?: TraceShape; seed?: number },
 ): Promise<number> {
   let ops = 0
-  const property = fc.asyncProperty(traceArb(algorithms, options.maxRules), async (trace) => {
+  const traces = traceArb(algorithms, options.maxRules, options.shape ?? 'mixed')
+  const property = fc.asyncProperty(traces, async (trace) => {
     const rules = compile(trace.rules, `diff${process.pid}.${traceCount++}`)
     let now = trace.start
     const clock = () => now
     const memoryStore = new MemoryStore({ clock })
-    const redisStore = replayStore({ client, clock, shortCircuitMaxKeys: 0 })
+    // Default options: the short-circuit answers whatever it may, and must answer what Redis would.
+    const redisStore = replayStore({ client, clock })
     const memory = memoryStore.bind(rules)
     const redis = redisStore.bind(rules)
     let last: readonly Outcome[] = []

@@ -28,7 +28,7 @@ export type Send = (
 interface Pending {
   /** How many rules it has: its entry of the reply is five numbers per rule. */
   readonly ruleCount: number
-  readonly resolve: (outcomes: Outcome[]) => void
+  readonly resolve: (outcomes: ScriptOutcome[]) => void
   readonly reject: (error: unknown) => void
   readonly replied: (() => void) | undefined
 }
@@ -112,12 +112,12 @@ export class Batches {
     now: number | '',
     aroundMs: number,
     replied: (() => void) | undefined,
-  ): Promise<Outcome[]> {
+  ): Promise<ScriptOutcome[]> {
     const batch = this.cluster ? this.slotBatch(keys[0] as string) : this.singleBatch()
     const set = batch.setOf(plan, aroundMs)
     for (let i = 0; i < keys.length; i++) batch.keys.push(keys[i] as string)
     batch.requestArgs.push(set, mode, cost, now)
-    const outcomes = new Promise<Outcome[]>((resolve, reject) => {
+    const outcomes = new Promise<ScriptOutcome[]>((resolve, reject) => {
       batch.pending.push({ ruleCount: plan.ruleCount, resolve, reject, replied })
     })
     if (batch.pending.length >= this.maxRequests) {
@@ -228,20 +228,29 @@ export class Batches {
 
 const FIELDS_PER_RULE = 5
 
+/** What the script answers for one rule: its outcome, and for a rule that refused, how long its key stays blocked. */
+export interface ScriptOutcome extends Outcome {
+  /** The rest of the key's block (the rule's `block`) in ms, when the rule refused; 0 when it admitted or none runs. */
+  readonly blockLeftMs: number
+}
+
 /**
  * The outcomes of a request whose entry starts at `at` of the reply, five numbers per rule: allowed (1 | 0), remaining,
- * reset_ms, retry_after_ms (-1 = never), delay_ms.
+ * reset_ms, retry_after_ms (-1 = never), and delay_ms (admitted) or the rest of the block (refused).
  */
-function outcomesAt(reply: readonly unknown[], at: number, ruleCount: number): Outcome[] {
-  const outcomes: Outcome[] = []
+function outcomesAt(reply: readonly unknown[], at: number, ruleCount: number): ScriptOutcome[] {
+  const outcomes: ScriptOutcome[] = []
   for (let i = at; i < at + FIELDS_PER_RULE * ruleCount; i += FIELDS_PER_RULE) {
+    const allowed = reply[i] === 1
     const retryAfterMs = Number(reply[i + 3])
+    const last = Number(reply[i + 4])
     outcomes.push({
-      allowed: reply[i] === 1,
+      allowed,
       remaining: Number(reply[i + 1]),
       resetMs: Number(reply[i + 2]),
       retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
-      delayMs: Number(reply[i + 4]),
+      delayMs: allowed ? last : 0,
+      blockLeftMs: allowed ? 0 : last,
     })
   }
   return outcomes

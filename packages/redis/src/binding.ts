@@ -70,6 +70,8 @@ export class RedisBinding implements BoundStore {
     }
     const mode: Mode = charge ? 'charge' : 'peek'
     const groups = this.groupsOf(redisKeys)
+    // No later than the script's instant: a rejection counted down from here ends no later than in Redis.
+    const sentAt = shared.now()
     const outcomes =
       groups.length === 1
         ? await this.run(this.everyRule, keys, redisKeys, cost, mode)
@@ -78,16 +80,19 @@ export class RedisBinding implements BoundStore {
       if (trace !== undefined) trace.source = 'fallback'
       return this.fallback(outcomes, keys, cost, charge)
     }
-    shared.rejections.remember(rejectionKey, cost, outcomes, this)
+    shared.rejections.learn(rejectionKey, redisKeys, rules, cost, charge, outcomes, this, sentAt)
     return decisionOf(rules, outcomes, cost)
   }
 
   async refund(keys: readonly string[], cost: number): Promise<void> {
     const redisKeys = this.redisKeys(keys)
-    this.shared.rejections.forget(redisKeys.join(''))
+    const { rejections } = this.shared
+    rejections.touched(redisKeys)
     const answers = await Promise.all(
       this.groupsOf(redisKeys).map((group) => this.run(group, keys, redisKeys, cost, 'refund')),
     )
+    // Again once the refund ran: a rejection that came back meanwhile predates it.
+    rejections.touched(redisKeys)
     const away = answers.find((answer) => answer instanceof Away)
     if (away === undefined) return
     if (this.shared.onError === 'closed') throw away.node.unavailable(away)
@@ -97,7 +102,7 @@ export class RedisBinding implements BoundStore {
   async reset(keys: readonly string[]): Promise<void> {
     const { shared, rules } = this
     const redisKeys = this.redisKeys(keys)
-    shared.rejections.forget(redisKeys.join(''))
+    shared.rejections.touched(redisKeys)
     for (const key of redisKeys) shared.keyErrors.forget(key)
     for (const node of shared.nodes.all()) await node.localFor(rules, false)?.reset(keys)
     const answers = await Promise.all(
@@ -110,6 +115,8 @@ export class RedisBinding implements BoundStore {
           .call(groupKeys[0] as string, () => shared.client.del(...groupKeys, ...blocks))
       }),
     )
+    // Again once the keys are gone: a rejection that came back meanwhile predates the reset.
+    shared.rejections.touched(redisKeys)
     const away = answers.find((answer) => answer instanceof Away)
     if (away !== undefined && shared.onError === 'closed') throw away.node.unavailable(away)
   }

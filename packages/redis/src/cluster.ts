@@ -33,11 +33,11 @@ export function pick<T>(items: readonly T[], indexes: readonly number[]): T[] {
  * which can reject another request then. When a slot was not decided (Away, or a key error), the request is not
  * decided by Redis at all: the slots that charged are refunded, and that Away (or error) is the answer.
  */
-export async function applyBySlot(
+export async function applyBySlot<O extends Outcome>(
   groups: readonly (readonly number[])[],
   mode: Mode,
-  run: (group: readonly number[], mode: Mode) => Promise<readonly Outcome[] | Away>,
-): Promise<Outcome[] | Away> {
+  run: (group: readonly number[], mode: Mode) => Promise<readonly O[] | Away>,
+): Promise<O[] | Away> {
   const settled = await Promise.allSettled(groups.map((group) => run(group, mode)))
   const answers = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined))
   const failed = settled.find((s) => s.status === 'rejected')
@@ -55,22 +55,22 @@ export async function applyBySlot(
     if (failed !== undefined) throw failed.reason
     return away as Away
   }
-  const outcomes: Outcome[] = []
+  const outcomes: O[] = []
   groups.forEach((group, g) => {
     group.forEach((i, j) => {
-      outcomes[i] = (answers[g] as readonly Outcome[])[j] as Outcome
+      outcomes[i] = (answers[g] as readonly O[])[j] as O
     })
   })
   if (mode !== 'charge' || outcomes.every((outcome) => outcome.allowed)) return outcomes
   await Promise.all(
     groups.map(async (group, g) => {
-      if (!(answers[g] as readonly Outcome[]).every((outcome) => outcome.allowed)) return // this slot charged nothing
+      if (!(answers[g] as readonly O[]).every((outcome) => outcome.allowed)) return // this slot charged nothing
       const refunded = await run(group, 'refund').catch(() => undefined)
       // A refund that failed leaves the slot charged until its window passes; its outcomes stay as they were.
       if (!Array.isArray(refunded)) return
       // After the refund the key is as before: its numbers are the uncharged view.
       group.forEach((i, j) => {
-        outcomes[i] = { ...(refunded[j] as Outcome), allowed: true, retryAfterMs: 0, delayMs: 0 }
+        outcomes[i] = { ...(refunded[j] as O), allowed: true, retryAfterMs: 0, delayMs: 0 }
       })
     }),
   )

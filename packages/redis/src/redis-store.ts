@@ -69,6 +69,11 @@ export interface RedisStoreOptions {
   probeIntervalMs?: number
   /** Rejected keys remembered for the local short-circuit; 0 turns it off. Default 10 000. */
   shortCircuitMaxKeys?: number
+  /**
+   * How long, in ms, the local short-circuit answers a rejection without asking Redis again: the longest a `reset`,
+   * a refund or a change of limits made through another instance (or another store) goes unseen here. Default 1000.
+   */
+  shortCircuitMaxMs?: number
   /** The bound of the local fallback MemoryStore (`onError: 'local'`). Default 100 000. */
   localMaxKeys?: number
   /**
@@ -95,6 +100,10 @@ export function replayStore(options: ReplayOptions): RedisStore {
   return new RedisStore(options)
 }
 
+// How long the short-circuit trusts a rejection before Redis is asked again: what another instance's reset of a
+// blocked key (15 minutes, say) costs this one at most, against one Redis call per second per flooding key.
+const DEFAULT_SHORT_CIRCUIT_MAX_MS = 1000
+
 // Poisoned keys remembered as already logged.
 const LOGGED_KEY_ERRORS = 1000
 
@@ -114,8 +123,8 @@ const MEANWHILE: { readonly [policy in FailurePolicy]: string } = {
  * When Redis fails or takes longer than `timeout`, `onError` answers, and the store asks Redis again with a PING
  * every `probeIntervalMs` (only while requests arrive); the outage and the recovery are logged once each.
  *
- * A key that Redis rejected until T is rejected locally, with no round trip, until T (by this instance's clock at
- * the time of the reply) for the same or a higher cost.
+ * A key that Redis rejected until T is rejected locally, with no round trip, while Redis would answer it the same,
+ * number for number (see "The local short-circuit" in the README), and for `shortCircuitMaxMs` at most.
  *
  * @example
  * import Redis from 'ioredis'
@@ -151,6 +160,13 @@ export class RedisStore implements Store {
     const shortCircuitMaxKeys = checkWholeNumber(options.shortCircuitMaxKeys ?? 10_000, 'shortCircuitMaxKeys', {
       min: 0,
     })
+    const shortCircuitMaxMs = checkWholeNumber(
+      options.shortCircuitMaxMs ?? DEFAULT_SHORT_CIRCUIT_MAX_MS,
+      'shortCircuitMaxMs',
+      {
+        unit: 'milliseconds',
+      },
+    )
     const localMaxKeys = checkWholeNumber(options.localMaxKeys ?? 100_000, 'localMaxKeys')
     const coalesce = checkBoolean(options.coalesce ?? true, 'coalesce')
     checkFunction(clock, 'clock')
@@ -176,7 +192,7 @@ export class RedisStore implements Store {
         probe: (key) => runner.probe(key),
         newLocal: this.onError === 'local' ? () => new MemoryStore({ maxKeys: localMaxKeys, clock: now }) : undefined,
       }),
-      rejections: new Rejections(shortCircuitMaxKeys, now),
+      rejections: new Rejections(shortCircuitMaxKeys, shortCircuitMaxMs, now),
       keyErrors: new KeyErrors(checkedLogger, LOGGED_KEY_ERRORS),
       now,
       closed: false,

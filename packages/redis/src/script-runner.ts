@@ -1,5 +1,4 @@
-import type { Outcome } from '@sluice/core/store'
-import { Batches, MAX_BATCH_REQUESTS } from './batch'
+import { Batches, MAX_BATCH_REQUESTS, type ScriptOutcome } from './batch'
 import type { StoreClient } from './client'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { errorCode, redisTimeOf } from './errors'
@@ -47,7 +46,13 @@ export class ScriptRunner {
    * One call of `plan`'s rules on `redisKeys`, in the batch of this turn. `replied` is told when Redis answered
    * NOSCRIPT: the connection is alive, and the call goes on with the reload.
    */
-  run(plan: Plan, redisKeys: readonly string[], cost: number, mode: Mode, replied?: () => void): Promise<Outcome[]> {
+  run(
+    plan: Plan,
+    redisKeys: readonly string[],
+    cost: number,
+    mode: Mode,
+    replied?: () => void,
+  ): Promise<ScriptOutcome[]> {
     const instantMs = this.clock === undefined ? Date.now() : Math.floor(this.clock())
     const sent = this.decide(plan, redisKeys, cost, mode, instantMs, replied)
     if (!plan.calendar) return sent
@@ -71,7 +76,7 @@ export class ScriptRunner {
     mode: Mode,
     aroundMs: number,
     replied: (() => void) | undefined,
-  ): Promise<Outcome[]> {
+  ): Promise<ScriptOutcome[]> {
     const keys = plan.blocks.length === 0 ? redisKeys : [...redisKeys, ...blockKeys(plan, redisKeys)]
     const now = this.clock === undefined ? '' : Math.floor(this.clock())
     return this.batches.add(plan, keys, cost, mode, now, aroundMs, replied)

@@ -51,6 +51,8 @@ describe('options', () => {
     ['logger', { logger: { warn: () => {} } }],
     ['probeIntervalMs', { probeIntervalMs: -1 }],
     ['shortCircuitMaxKeys', { shortCircuitMaxKeys: 1.5 }],
+    ['shortCircuitMaxMs', { shortCircuitMaxMs: 0 }],
+    ['shortCircuitMaxMs', { shortCircuitMaxMs: '1s' }],
     ['localMaxKeys', { localMaxKeys: 0 }],
     ['coalesce', { coalesce: 'no' }],
     ['coalesce', { coalesce: 0 }],
@@ -193,7 +195,7 @@ describe('round trips', () => {
     await client.config('RESETSTAT')
     for (let i = 0; i < 999; i++) {
       now += 1
-      const decision = await limiter.consume('flood', 1 + (i % 3))
+      const decision = await limiter.consume('flood')
       expect(decision.allowed).toBe(false)
       expect(decision.retryAfterMs).toBe(999 - i)
     }
@@ -201,6 +203,40 @@ describe('round trips', () => {
     now += 1 // the retry time: Redis decides again, and admits
     expect((await limiter.consume('flood')).allowed).toBe(true)
     expect((await commandCalls())['evalsha']).toBe(1)
+  })
+
+  test('the short-circuit asks Redis about another cost, unless every rule counts a window the cost cannot change', async () => {
+    let now = 1_700_000_000_000
+    const store = replayStore({ client, clock: () => now })
+    const log = createLimiter({ limit: 3, window: '1s', algorithm: 'sliding-log', store })
+    const fixed = createLimiter({ limit: 3, window: '1s', algorithm: 'fixed-window', store })
+    for (const limiter of [log, fixed]) {
+      await limiter.consume('costs', 2)
+      expect((await limiter.consume('costs', 2)).allowed).toBe(false)
+    }
+    await client.config('RESETSTAT')
+    now += 1
+    // In a sliding log a higher cost waits for more entries to expire: Redis answers it. In a fixed window every cost
+    // that does not fit waits for the window's end: the short-circuit answers.
+    expect((await log.consume('costs', 3)).allowed).toBe(false)
+    expect((await fixed.consume('costs', 3)).allowed).toBe(false)
+    expect((await commandCalls())['evalsha']).toBe(1)
+  })
+
+  test('under a block the short-circuit answers a flood locally, asking Redis once per shortCircuitMaxMs', async () => {
+    let now = 1_700_000_000_000
+    const store = replayStore({ client, clock: () => now })
+    const limiter = createLimiter({ limit: 1, window: '1m', block: '15m', store })
+    await limiter.consume('blocked')
+    expect((await limiter.consume('blocked')).retryAfterMs).toBe(900_000)
+    await client.config('RESETSTAT')
+    for (let i = 1; i <= 2000; i++) {
+      now += 1
+      const decision = await limiter.consume('blocked')
+      expect([decision.allowed, decision.retryAfterMs]).toEqual([false, 900_000 - i])
+    }
+    // At 1000 and at 2000 ms: the rejection is not trusted longer than a second.
+    expect((await commandCalls())['evalsha']).toBe(2)
   })
 
   test('the short-circuit asks Redis again for a smaller cost, which may fit', async () => {
@@ -347,7 +383,7 @@ describe('time and expiry', () => {
     for (const algorithm of algorithms) {
       const limiter = createLimiter({ algorithm, limit: 5, window: '1m', store: new RedisStore({ client }) })
       // The slowest round trip so far per key: a rejection answered by the local short-circuit is aged from the
-      // arrival of the reply it remembers, not from the script's instant, so its resetMs errs late by that trip.
+      // sending of the call it remembers, not from the script's instant, so its resetMs errs early by up to a trip.
       const slowestMs = new Map<string, number>()
       for (let i = 0; i < 40; i++) {
         const userKey = `ttl:${i % 7}`
@@ -361,9 +397,9 @@ describe('time and expiry', () => {
         // The key lives exactly as long as the state matters: the script's TIME is floored to the ms, Redis's own
         // expiry clock is not, the time from the script to the PTTL call (long on a busy machine) is gone, and a
         // window rewritten in place keeps the absolute expiry (PEXPIREAT) an earlier call set, a millisecond more.
-        expect(ttl).toBeLessThanOrEqual(decision.resetMs + 2)
-        const lateMs = decision.allowed ? elapsedMs : (slowestMs.get(userKey) as number)
-        expect(ttl).toBeGreaterThanOrEqual(decision.resetMs - Math.ceil(lateMs) - 3)
+        const earlyMs = decision.allowed ? 0 : (slowestMs.get(userKey) as number)
+        expect(ttl).toBeLessThanOrEqual(decision.resetMs + Math.ceil(earlyMs) + 2)
+        expect(ttl).toBeGreaterThanOrEqual(decision.resetMs - Math.ceil(elapsedMs) - 3)
       }
     }
     expect(await stateKeys()).toHaveLength(35)

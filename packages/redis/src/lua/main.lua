@@ -11,8 +11,10 @@
 --       server's TIME).
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
 -- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
--- never), delay_ms (Redis would truncate a fraction, so every number is a whole one); or one string when that request
--- failed alone (a flat array: a nested array per request costs Redis more than the numbers in it):
+-- never), and delay_ms for a rule that admits or the rest of its key's block (0: none) for one that refuses (a refusal
+-- has no delay; the block tells the instance's short-circuit how long the refusal holds). Redis would truncate a
+-- fraction, so every number is a whole one. Or one string when that request failed alone (a flat array: a nested
+-- array per request costs Redis more than the numbers in it):
 -- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
 --   period); nothing is read or written, and the instance asks again with boundaries around that time.
 -- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
@@ -150,14 +152,14 @@ local n = 0
 
 -- Appends a rule's step to the reply.
 local function append(step)
-  local allowed, retry_after_ms = 0, step.retry_after_ms
-  if step.allowed then allowed = 1 end
+  local allowed, retry_after_ms, last = 0, step.retry_after_ms, step.block_left_ms or 0
+  if step.allowed then allowed, last = 1, step.delay_ms end
   if retry_after_ms == INFINITY then retry_after_ms = -1 end
   replies[n + 1] = allowed
   replies[n + 2] = step.remaining
   replies[n + 3] = step.reset_ms
   replies[n + 4] = retry_after_ms
-  replies[n + 5] = step.delay_ms
+  replies[n + 5] = last
   n = n + 5
 end
 
