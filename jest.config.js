@@ -13,6 +13,7 @@ module.exports = {
   moduleNameMapper: {
     '^@sluice/core/store$': '<rootDir>/packages/core/src/store-index.ts',
     '^@sluice/core/internal$': '<rootDir>/packages/core/src/internal-index.ts',
+    '^@sluice/express/compat$': '<rootDir>/packages/express/src/compat/index.ts',
     '^@sluice/(core|redis|express|koa|fastify|client)$': '<rootDir>/packages/$1/src/index.ts',
   },
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],
