@@ -23,6 +23,8 @@ const expected = {
   storeEntryShared: true,
   protectExports: true,
   express: [200, 429],
+  expressCompat: [200, 429],
+  compatDefault: true,
   koa: [200, 429],
   fastify: [200, 429],
 }

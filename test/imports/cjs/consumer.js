@@ -37,6 +37,15 @@ async function main() {
   results.express = await twice(`http://127.0.0.1:${expressServer.address().port}/`)
   expressServer.close()
 
+  const compat = require('@sluice/express/compat')
+  const compatApp = express()
+  compatApp.use(compat.rateLimit({ limit: 1 }))
+  compatApp.get('/', (req, res) => res.json({ remaining: req.rateLimit.remaining }))
+  const compatServer = await listen(require('node:http').createServer(compatApp))
+  results.expressCompat = await twice(`http://127.0.0.1:${compatServer.address().port}/`)
+  results.compatDefault = compat.default === compat.rateLimit
+  compatServer.close()
+
   const koaApp = new Koa()
   koaApp.use(koaRateLimit({ limit: 1, window: '1m' }))
   koaApp.use((ctx) => {

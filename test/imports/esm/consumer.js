@@ -7,6 +7,7 @@ import {
   rateLimit as expressRateLimit,
   shedLoad as expressShed,
 } from '@sluice/express'
+import compatDefault, { rateLimit as compatRateLimit } from '@sluice/express/compat'
 import fastifyDefault, {
   concurrencyLimit as fastifyConcurrency,
   rateLimit as fastifyRateLimit,
@@ -42,6 +43,14 @@ expressApp.get('/', (req, res) => res.json({ remaining: req.rateLimit.remaining 
 const expressServer = await listen(createServer(expressApp))
 results.express = await twice(`http://127.0.0.1:${expressServer.address().port}/`)
 expressServer.close()
+
+const compatApp = express()
+compatApp.use(compatRateLimit({ limit: 1 }))
+compatApp.get('/', (req, res) => res.json({ remaining: req.rateLimit.remaining }))
+const compatServer = await listen(createServer(compatApp))
+results.expressCompat = await twice(`http://127.0.0.1:${compatServer.address().port}/`)
+results.compatDefault = compatDefault === compatRateLimit
+compatServer.close()
 
 const koaApp = new Koa()
 koaApp.use(koaRateLimit({ limit: 1, window: '1m' }))
