@@ -12,6 +12,8 @@ import Redis from 'ioredis'
 import { RedisStore as ErlRedisStore, type RedisReply } from 'rate-limit-redis'
 import supertest from 'supertest'
 import { createApp as afterCompat } from '../../examples/migration/express-rate-limit/after-compat'
+import { recommendedClient } from '../../scripts/redis-clients'
+import { startRedis } from '../../scripts/redis-server'
 import { privateRedis } from '../../scripts/redis-suite'
 
 let client: Redis
@@ -129,11 +131,36 @@ describe("Sluice's RedisStore in the same `store` option", () => {
     expect(refused.headers['cache-control']).toBe('no-store')
   })
 
+  test("with the default onError 'local', a Redis that goes down still limits, from this instance's memory", async () => {
+    jest.useRealTimers()
+    const server = await startRedis()
+    const own = await recommendedClient(server.port)
+    const warnings: string[] = []
+    const store = new RedisStore({
+      client: own,
+      logger: { warn: (m) => warnings.push(m), error: (m) => warnings.push(m) },
+    })
+    try {
+      const limited = await listen(app(compatRateLimit, store))
+      expect((await limited.get('/items')).status).toBe(200)
+      await server.kill()
+      // The local stand-in has the same rule and starts empty: 3 more admitted, then refused; never an error.
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++) statuses.push((await limited.get('/items')).status)
+      expect(statuses).toEqual([200, 200, 200, 429])
+      expect(warnings.filter((w) => w.includes('deciding from local memory'))).toHaveLength(1)
+    } finally {
+      store.close()
+      own.disconnect()
+      await server.stop()
+    }
+  })
+
   test("with onError 'closed', a Redis that is down is a store error: passed to the error handler, as express-rate-limit does", async () => {
     // The store's deadlines read Date: this one runs on the real clock.
     jest.useRealTimers()
     const broken = brokenClient()
-    const store = new RedisStore({ client: broken, onError: 'closed' })
+    const store = new RedisStore({ client: broken, onError: 'closed', logger: { warn() {}, error() {} } })
     const down = await listen(app(compatRateLimit, store))
     const response = await down.get('/items')
     store.close()
