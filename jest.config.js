@@ -14,6 +14,7 @@ module.exports = {
     '^@sluice/core/store$': '<rootDir>/packages/core/src/store-index.ts',
     '^@sluice/core/internal$': '<rootDir>/packages/core/src/internal-index.ts',
     '^@sluice/fetch/hono$': '<rootDir>/packages/fetch/src/hono.ts',
+    '^@sluice/express/compat$': '<rootDir>/packages/express/src/compat/index.ts',
     '^@sluice/(core|redis|express|koa|fastify|client|fetch)$': '<rootDir>/packages/$1/src/index.ts',
   },
   reporters: ['default', '<rootDir>/scripts/jest-summary-reporter.js'],

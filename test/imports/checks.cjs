@@ -12,6 +12,7 @@ const ENTRIES = [
   '@sluice/redis',
   '@sluice/client',
   '@sluice/express',
+  '@sluice/express/compat',
   '@sluice/koa',
   '@sluice/fastify',
 ]
@@ -133,6 +134,9 @@ async function check(frameworks, own, other) {
     storeEntryShared: own['@sluice/core/store'].StoreUnavailableError === core.StoreUnavailableError,
     protectExports: protect.every((f) => typeof f === 'function'),
     limited: await serve(frameworks, own, { limit: 1, window: '1m' }, 2),
+    // The drop-in for express-rate-limit users: its options, its default export.
+    expressCompat: await compatLimited(frameworks.express, own['@sluice/express/compat']),
+    compatDefault: own['@sluice/express/compat'].default === own['@sluice/express/compat'].rateLimit,
     // onError 'open' admits when the store fails, except when the store chose to fail closed: a StoreUnavailableError,
     // here thrown by the other module format's class.
     failClosedAcrossFormats: await serve(
@@ -157,6 +161,22 @@ async function check(frameworks, own, other) {
     keyHash: core.keyHash('user:42'),
     // The events reach a subscriber of Node's diagnostics channel on every version (found the same way).
     decisionEvents: await decisionEvents(core),
+  }
+}
+
+/** Two requests through the compat entry's rateLimit({ limit: 1 }) (express-rate-limit's options): their statuses. */
+async function compatLimited(express, compat) {
+  const app = express()
+  app.use(compat.rateLimit({ limit: 1 }))
+  app.get('/', (req, res) => res.json({ remaining: req.rateLimit.remaining }))
+  const server = await listen(createServer(app))
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/`
+    const statuses = []
+    for (let i = 0; i < 2; i++) statuses.push((await fetch(url)).status)
+    return statuses
+  } finally {
+    server.close()
   }
 }
 

@@ -6,6 +6,7 @@ import * as core from '@sluice/core'
 import * as coreInternal from '@sluice/core/internal'
 import * as coreStore from '@sluice/core/store'
 import * as expressAdapter from '@sluice/express'
+import * as expressCompat from '@sluice/express/compat'
 import * as fastifyAdapter from '@sluice/fastify'
 import * as koaAdapter from '@sluice/koa'
 import * as redis from '@sluice/redis'
@@ -21,6 +22,7 @@ const own = {
   '@sluice/redis': redis,
   '@sluice/client': client,
   '@sluice/express': expressAdapter,
+  '@sluice/express/compat': expressCompat,
   '@sluice/koa': koaAdapter,
   '@sluice/fastify': fastifyAdapter,
 }
