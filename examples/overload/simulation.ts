@@ -50,6 +50,8 @@ export interface SimulationSpec {
   readonly seed?: number
   /** Also `count` requests at the one instant `atMs`, on top of the phases. */
   readonly burst?: { readonly atMs: number; readonly count: number }
+  /** More arrivals on top of the phases: `arrive(atMs, kind)` for each, drawn with the run's `random`. */
+  readonly extra?: (arrive: (atMs: number, kind: RequestKind) => void, random: () => number) => void
 }
 
 export type Result = 'served' | 'late' | 'shed' | 'abandoned' | 'limited'
@@ -233,6 +235,9 @@ export async function simulate(spec: SimulationSpec): Promise<SimulationRun> {
       time.at(spec.burst.atMs, () => arrive(kind))
     }
   }
+  spec.extra?.((atMs, kind) => {
+    time.at(atMs, () => arrive(kind))
+  }, random)
   const durationMs = start
   const end = durationMs + spec.patienceMs + 1
   if (gate === undefined) time.runUntil(end)
