@@ -9,6 +9,7 @@ import { runEvents } from './events'
 import { format, mark, type PartResult, renderTable, settings } from './harness'
 import { runHttp } from './http'
 import { runMemory } from './memory'
+import { runProtect } from './protect'
 import { runRedis } from './redis'
 import { redisVersion } from './redis-env'
 
@@ -20,6 +21,7 @@ export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
   memory: runMemory,
   commands: runCommands,
   events: runEvents,
+  protect: runProtect,
 }
 
 export interface Machine {

@@ -53,6 +53,8 @@ interface Queue extends TenantQueue {
   readonly owner: Tenant
   /** The seq of the waiter that opened it: older queues first among equals. */
   readonly openedSeq: number
+  /** Due to stand, but its tenant was light then: it stands once its tenant is not light at one of its starts. */
+  deferred: boolean
   startSlot: number
   dropSlot: number
   turnSlot: number
@@ -89,7 +91,7 @@ const placesOf = (tenant: Tenant) => tenant.running + tenant.waiting
  *   emptied for an interval stands, unless its tenant is light: one whose recent starts (a count decaying over ten
  *   intervals) are below half the mean of the tenants in line or in flight. A light tenant's requests wait behind
  *   each other only because they came together (thirty small tenants firing in the same instant), not because it
- *   takes more than its share; its queue is looked at again an interval later.
+ *   takes more than its share; its queue stands only once the tenant is not light at one of its own starts.
  *
  * Every choice is the top of a heap (per priority: by requests in flight, by places held; over the line: queues by
  * when they turn standing, standing queues by their oldest waiter), and the oldest waiter of all heads a list in
@@ -153,6 +155,8 @@ export class WaitingLine<W extends Waiter> {
     tenant.usage += weight
     this.activeUsage += weight
     this.reorder(tenant)
+    if (this.light(tenant)) return
+    for (const queue of tenant.queues as (Queue | undefined)[]) if (queue?.deferred === true) this.stand(queue)
   }
 
   /** Counts a request of `tenant` as finished. */
@@ -178,6 +182,7 @@ export class WaitingLine<W extends Waiter> {
         head: undefined,
         tail: undefined,
         openedSeq: waiter.seq,
+        deferred: false,
         startSlot: -1,
         dropSlot: -1,
         turnSlot: -1,
@@ -256,21 +261,20 @@ export class WaitingLine<W extends Waiter> {
     return this.turning.peek()?.standingFrom ?? Number.POSITIVE_INFINITY
   }
 
-  /** Turns the queues due by `now` standing, but those of light tenants, which are looked at again an interval on. */
+  /**
+   * Turns the queues due by `now` standing, but those of light tenants: such a queue is looked at again when its
+   * tenant next starts a request (its usage grows only then), not on a timer, so light tenants cost nothing while
+   * they wait.
+   */
   turnStanding(now: number): void {
     for (
       let queue = this.turning.peek();
       queue !== undefined && queue.standingFrom <= now;
       queue = this.turning.peek()
     ) {
-      if (this.light(queue.owner)) {
-        queue.standingFrom += this.delay.intervalMs
-        this.turning.update(queue)
-      } else {
-        this.turning.remove(queue)
-        queue.standing = true
-        this.standingQueues.push(queue)
-      }
+      this.turning.remove(queue)
+      if (this.light(queue.owner)) queue.deferred = true
+      else this.stand(queue)
     }
   }
 
@@ -314,6 +318,12 @@ export class WaitingLine<W extends Waiter> {
       }
     }
     return found
+  }
+
+  private stand(queue: Queue): void {
+    queue.deferred = false
+    queue.standing = true
+    this.standingQueues.push(queue)
   }
 
   /** Whether a tenant's recent starts are below half the mean of the tenants in line or in flight. */
