@@ -23,6 +23,7 @@ export interface Report {
   readonly orders: readonly scenarios.OrderComparison[]
   readonly little: scenarios.LittlesLaw
   readonly adaptive: scenarios.AdaptiveCeiling
+  readonly poisoned: scenarios.PoisonedCeiling
   readonly timeline: scenarios.Timeline
 }
 
@@ -37,6 +38,7 @@ export async function runExperiments(): Promise<Report> {
     orders: [await scenarios.queueOrders(1100), await scenarios.queueOrders(3000)],
     little: await scenarios.littlesLaw(),
     adaptive: await scenarios.adaptiveCeiling(),
+    poisoned: await scenarios.poisonedCeiling(),
     timeline: await scenarios.overloadTimeline(),
   }
 }
@@ -77,7 +79,7 @@ export function neighbourTable(report: Report): string {
 
 /** The other experiments, one line each. */
 export function findings(report: Report): string {
-  const { reaction, priorities, discipline, orders, little, adaptive } = report
+  const { reaction, priorities, discipline, orders, little, adaptive, poisoned } = report
   const share = (p: keyof typeof priorities) => pct(priorities[p].served / priorities[p].arrived)
   return [
     `Step 0.5x -> 3x -> 0.5x: first 503 ${ms(reaction.firstShedMs)} after the step; shed rate settled at ` +
@@ -97,5 +99,8 @@ export function findings(report: Report): string {
       `${perSecond(little.rateLimit[1])}, and its requests in flight reach ${little.rateLimitMaxInFlight}.`,
     `Adaptive ceiling (maxInFlight 100 on a service of 10, 2x): p99 ${ms(adaptive.staticP99Ms)} static, ` +
       `${ms(adaptive.adaptiveP99Ms)} adaptive (at most ${adaptive.adaptiveMaxInFlight} in flight), goodput ${perSecond(adaptive.adaptiveGoodput)}.`,
+    `Poisoning the adaptive ceiling (400/s at 10 ms, plus 3 000/s of 0.2 ms 404s in 150 ms pulses): legitimate requests ` +
+      `served ${pct(poisoned.fixedServed)} with a fixed ceiling, ${pct(poisoned.adaptiveServed)} with an adaptive one ` +
+      `(its lowest ceiling ${poisoned.lowestCeiling}).`,
   ].join('\n')
 }

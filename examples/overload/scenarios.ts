@@ -390,6 +390,50 @@ export async function adaptiveCeiling(): Promise<AdaptiveCeiling> {
   }
 }
 
+/**
+ * Poisoning the adaptive ceiling: legitimate traffic of 400/s at 10 ms (a dependency of 8 at a time: 800/s), and
+ * 3 000/s of requests the app answers in 0.2 ms (404s, or 429s of a limiter behind shedLoad) in pulses of 150 ms
+ * every second. `shedLoad({ maxInFlight: 50 })`, its ceiling fixed or adaptive.
+ */
+export interface PoisonedCeiling {
+  /** The share of legitimate requests served in time, with a fixed and with an adaptive ceiling. */
+  readonly fixedServed: number
+  readonly adaptiveServed: number
+  /** The lowest adaptive ceiling seen after the first 5 s. */
+  readonly lowestCeiling: number
+}
+
+export async function poisonedCeiling(): Promise<PoisonedCeiling> {
+  const cheap: RequestKind = { priority: 'normal', tenant: 'scanner' }
+  const spec = {
+    dependency: { servers: 8, serviceMs: 10 },
+    phases: [{ untilMs: DURATION_MS, perSecond: 400 }],
+    patienceMs: PATIENCE_MS,
+    answeredMs: (kind: RequestKind) => (kind.tenant === 'scanner' ? 0.2 : undefined),
+    extra: (arrive: (atMs: number, kind: RequestKind) => void, random: () => number) => {
+      for (let pulse = 0; pulse < DURATION_MS; pulse += 1000) {
+        for (let at = pulse; at < pulse + 150; at += (-Math.log(1 - random()) * 1000) / 3000) arrive(at, cheap)
+      }
+    },
+  }
+  let lowestCeiling = Number.POSITIVE_INFINITY
+  const [fixed, adaptive] = await Promise.all([
+    simulate({ ...spec, shed: { maxInFlight: 50 } }),
+    simulate({
+      ...spec,
+      shed: { maxInFlight: 50, adaptive: true },
+      observe: (shedder, now) => {
+        if (now >= STEADY_FROM_MS) lowestCeiling = Math.min(lowestCeiling, shedder.limit)
+      },
+    }),
+  ])
+  const served = (run: SimulationRun) => {
+    const legit = arrivedBetween(run, STEADY_FROM_MS, DURATION_MS).filter((r) => r.kind.tenant !== 'scanner')
+    return legit.filter((r) => r.result === 'served').length / legit.length
+  }
+  return { fixedServed: served(fixed), adaptiveServed: served(adaptive), lowestCeiling }
+}
+
 /** The p99 of the served requests' waits in line. */
 export function p99WaitMs(run: SimulationRun): number {
   return percentile(

@@ -144,6 +144,20 @@ test('an adaptive ceiling rescues a maxInFlight set 10x too high', () => {
   expect(result.adaptiveP99Ms).toBeLessThan(0.35 * result.staticP99Ms)
 })
 
+test('the adaptive ceiling cannot be poisoned by cheap requests: legitimate traffic is served as under a fixed one', () => {
+  // Before, 3 000/s of 0.2 ms requests in 150 ms pulses set a 0.2 ms baseline, every ordinary window after it cut the
+  // ceiling, down to 1, and 55% of the legitimate requests were served.
+  const result = report.poisoned
+  figures.push(
+    `  poisoned ceiling: legitimate served ${(result.fixedServed * 100).toFixed(1)}% fixed, ` +
+      `${(result.adaptiveServed * 100).toFixed(1)}% adaptive, lowest ceiling ${result.lowestCeiling}`,
+  )
+  expect(result.fixedServed).toBeGreaterThanOrEqual(0.999)
+  expect(result.adaptiveServed).toBeGreaterThanOrEqual(0.99)
+  // 400/s at 10 ms keeps 4 in flight: the ceiling never came down to where it would queue them.
+  expect(result.lowestCeiling).toBeGreaterThanOrEqual(8)
+})
+
 test('deadlines: no request starts after maxWait, and a waiter is answered at its deadline', async () => {
   // Critical requests are exempt from the standing-queue bound, so they wait the whole maxWait when they must.
   const run = await simulate({
