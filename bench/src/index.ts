@@ -10,6 +10,7 @@ import { runEvents } from './events'
 import { format, mark, type PartResult, renderTable, settings } from './harness'
 import { runHttp } from './http'
 import { runMemory } from './memory'
+import { runProtect } from './protect'
 import { runRedis } from './redis'
 import { redisVersion } from './redis-env'
 
@@ -22,6 +23,7 @@ export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
   commands: runCommands,
   events: runEvents,
   client: runClientMemory,
+  protect: runProtect,
 }
 
 export interface Machine {

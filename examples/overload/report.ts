@@ -17,12 +17,13 @@ export interface Report {
   readonly goodput: readonly scenarios.GoodputRow[]
   readonly unloadedP99Ms: number
   readonly reaction: scenarios.Reaction
-  readonly neighbour: scenarios.NoisyNeighbour
+  readonly neighbours: readonly scenarios.NoisyNeighbour[]
   readonly priorities: scenarios.PriorityMix['byPriority']
   readonly discipline: scenarios.QueueDiscipline
   readonly orders: readonly scenarios.OrderComparison[]
   readonly little: scenarios.LittlesLaw
   readonly adaptive: scenarios.AdaptiveCeiling
+  readonly poisoned: scenarios.PoisonedCeiling
   readonly timeline: scenarios.Timeline
 }
 
@@ -31,12 +32,13 @@ export async function runExperiments(): Promise<Report> {
     goodput: await Promise.all(scenarios.LOADS.map((multiple) => scenarios.goodputAt(multiple))),
     unloadedP99Ms: await scenarios.unloadedP99Ms(),
     reaction: await scenarios.stepReaction(),
-    neighbour: await scenarios.noisyNeighbour(),
+    neighbours: await Promise.all(scenarios.ARRIVAL_PATTERNS.map((pattern) => scenarios.noisyNeighbour(pattern))),
     priorities: (await scenarios.priorityMix()).byPriority,
     discipline: await scenarios.queueDiscipline(),
     orders: [await scenarios.queueOrders(1100), await scenarios.queueOrders(3000)],
     little: await scenarios.littlesLaw(),
     adaptive: await scenarios.adaptiveCeiling(),
+    poisoned: await scenarios.poisonedCeiling(),
     timeline: await scenarios.overloadTimeline(),
   }
 }
@@ -55,15 +57,33 @@ export function goodputTable(report: Report): string {
   )
 }
 
+/** The noisy-neighbour table: the small tenants in each arrival pattern. */
+export function neighbourTable(report: Report): string {
+  return table(
+    [
+      'small tenants arrive',
+      'worst small tenant served',
+      'small tenants served',
+      'big tenant goodput',
+      'total goodput',
+    ],
+    report.neighbours.map((n) => [
+      n.pattern,
+      pct(n.worstSmallTenantServed),
+      pct(n.smallServed),
+      perSecond(n.bigGoodput),
+      perSecond(n.totalGoodput),
+    ]),
+  )
+}
+
 /** The other experiments, one line each. */
 export function findings(report: Report): string {
-  const { reaction, neighbour, priorities, discipline, orders, little, adaptive } = report
+  const { reaction, priorities, discipline, orders, little, adaptive, poisoned } = report
   const share = (p: keyof typeof priorities) => pct(priorities[p].served / priorities[p].arrived)
   return [
     `Step 0.5x -> 3x -> 0.5x: first 503 ${ms(reaction.firstShedMs)} after the step; shed rate settled at ` +
       `${pct(reaction.steadyShedRate)} within ${reaction.settledMs / 1000} s; last 503 ${ms(reaction.lastShedAfterDropMs)} after the drop.`,
-    `Noisy neighbour (30 tenants at 1/s, one at 200/s): every small tenant served >= ${pct(neighbour.worstSmallTenantServed)}; ` +
-      `the big one gets ${perSecond(neighbour.bigGoodput)} (total ${perSecond(neighbour.totalGoodput)}).`,
     `Priorities at 2x (10% critical, 60% normal, 30% sheddable): served critical ${share('critical')}, normal ` +
       `${share('normal')}, sheddable ${share('sheddable')}.`,
     `Controlled delay (5 000/s service, line of 1 000, 2x): longest wait once the queue stands ${discipline.standingMaxWaitMs.toFixed(1)} ms ` +
@@ -79,5 +99,8 @@ export function findings(report: Report): string {
       `${perSecond(little.rateLimit[1])}, and its requests in flight reach ${little.rateLimitMaxInFlight}.`,
     `Adaptive ceiling (maxInFlight 100 on a service of 10, 2x): p99 ${ms(adaptive.staticP99Ms)} static, ` +
       `${ms(adaptive.adaptiveP99Ms)} adaptive (at most ${adaptive.adaptiveMaxInFlight} in flight), goodput ${perSecond(adaptive.adaptiveGoodput)}.`,
+    `Poisoning the adaptive ceiling (400/s at 10 ms, plus 3 000/s of 0.2 ms 404s in 150 ms pulses): legitimate requests ` +
+      `served ${pct(poisoned.fixedServed)} with a fixed ceiling, ${pct(poisoned.adaptiveServed)} with an adaptive one ` +
+      `(its lowest ceiling ${poisoned.lowestCeiling}).`,
   ].join('\n')
 }

@@ -10,7 +10,7 @@ import {
   type QueueOrder,
 } from '@sluice/core'
 import { arrivedBetween, latencyOf, percentile, type Steady, shedSeries, steady } from './measure'
-import { type DependencySpec, type Phase, type SimulationRun, simulate } from './simulation'
+import { type DependencySpec, type Phase, type RequestKind, type SimulationRun, simulate } from './simulation'
 
 /** The service of the experiments: 10 requests at a time, 100 ms each, an unbounded FIFO in front: 100/s. */
 export const DEPENDENCY: DependencySpec = { servers: 10, serviceMs: 100 }
@@ -112,8 +112,20 @@ export async function stepReaction(seed = 1): Promise<Reaction> {
   }
 }
 
+/**
+ * How the 30 small tenants of the noisy-neighbour runs send their 1/s each: `'steady'` (Poisson arrivals, each on its
+ * own), `'bursty'` (5 at once every 5 s, each tenant at its own phase) or `'in-step'` (all 30 in the same instant,
+ * every second, as clients on one cron schedule do).
+ */
+export type ArrivalPattern = 'steady' | 'bursty' | 'in-step'
+export const ARRIVAL_PATTERNS: readonly ArrivalPattern[] = ['steady', 'bursty', 'in-step']
+/** The shedder of the noisy-neighbour runs: a line of 100 that may wait 1 s, shared fairly among tenants. */
+export const FAIR_SHED = { maxInFlight: 10, queue: 100, maxWait: '1s' } as const
+const SMALL_TENANTS = 30
+
 /** 30 small tenants at 1/s each and one at 200/s, with `tenant` set. */
 export interface NoisyNeighbour {
+  readonly pattern: ArrivalPattern
   /** The lowest share of its requests any small tenant got answered in time. */
   readonly worstSmallTenantServed: number
   readonly smallServed: number
@@ -122,16 +134,32 @@ export interface NoisyNeighbour {
   readonly totalGoodput: number
 }
 
-export async function noisyNeighbour(): Promise<NoisyNeighbour> {
+/** The small tenants' arrivals over the run, in the given pattern. */
+function smallTenants(pattern: ArrivalPattern) {
+  return (arrive: (atMs: number, kind: RequestKind) => void, random: () => number) => {
+    for (let i = 0; i < SMALL_TENANTS; i++) {
+      const kind: RequestKind = { priority: 'normal', tenant: `small-${i}` }
+      if (pattern === 'in-step') {
+        for (let at = 500; at < DURATION_MS; at += 1000) arrive(at, kind)
+      } else if (pattern === 'bursty') {
+        for (let at = random() * 5000; at < DURATION_MS; at += 5000) for (let n = 0; n < 5; n++) arrive(at, kind)
+      } else {
+        for (let at = -Math.log(1 - random()) * 1000; at < DURATION_MS; at += -Math.log(1 - random()) * 1000) {
+          arrive(at, kind)
+        }
+      }
+    }
+  }
+}
+
+export async function noisyNeighbour(pattern: ArrivalPattern = 'steady'): Promise<NoisyNeighbour> {
   const run = await simulate({
     dependency: DEPENDENCY,
-    phases: [{ untilMs: DURATION_MS, perSecond: 230 }],
+    phases: [{ untilMs: DURATION_MS, perSecond: 200 }],
     patienceMs: PATIENCE_MS,
-    shed: SHED,
-    kind: (random) =>
-      random() < 30 / 230
-        ? { priority: 'normal', tenant: `small-${Math.floor(random() * 30)}` }
-        : { priority: 'normal', tenant: 'big' },
+    shed: FAIR_SHED,
+    kind: () => ({ priority: 'normal', tenant: 'big' }),
+    extra: smallTenants(pattern),
   })
   const requests = arrivedBetween(run, STEADY_FROM_MS, DURATION_MS)
   const small = requests.filter((r) => r.kind.tenant !== 'big')
@@ -145,6 +173,7 @@ export async function noisyNeighbour(): Promise<NoisyNeighbour> {
   const seconds = (DURATION_MS - STEADY_FROM_MS) / 1000
   const big = requests.filter((r) => r.kind.tenant === 'big' && r.result === 'served').length
   return {
+    pattern,
     worstSmallTenantServed: Math.min(...[...byTenant.values()].map((c) => c.served / c.arrived)),
     smallServed: small.filter((r) => r.result === 'served').length / small.length,
     bigGoodput: big / seconds,
@@ -355,6 +384,50 @@ export async function adaptiveCeiling(): Promise<AdaptiveCeiling> {
     adaptiveGoodput: steady(adaptiveRun, STEADY_FROM_MS).goodput,
     adaptiveMaxInFlight: adaptiveRun.observations.maxInFlight,
   }
+}
+
+/**
+ * Poisoning the adaptive ceiling: legitimate traffic of 400/s at 10 ms (a dependency of 8 at a time: 800/s), and
+ * 3 000/s of requests the app answers in 0.2 ms (404s, or 429s of a limiter behind shedLoad) in pulses of 150 ms
+ * every second. `shedLoad({ maxInFlight: 50 })`, its ceiling fixed or adaptive.
+ */
+export interface PoisonedCeiling {
+  /** The share of legitimate requests served in time, with a fixed and with an adaptive ceiling. */
+  readonly fixedServed: number
+  readonly adaptiveServed: number
+  /** The lowest adaptive ceiling seen after the first 5 s. */
+  readonly lowestCeiling: number
+}
+
+export async function poisonedCeiling(): Promise<PoisonedCeiling> {
+  const cheap: RequestKind = { priority: 'normal', tenant: 'scanner' }
+  const spec = {
+    dependency: { servers: 8, serviceMs: 10 },
+    phases: [{ untilMs: DURATION_MS, perSecond: 400 }],
+    patienceMs: PATIENCE_MS,
+    answeredMs: (kind: RequestKind) => (kind.tenant === 'scanner' ? 0.2 : undefined),
+    extra: (arrive: (atMs: number, kind: RequestKind) => void, random: () => number) => {
+      for (let pulse = 0; pulse < DURATION_MS; pulse += 1000) {
+        for (let at = pulse; at < pulse + 150; at += (-Math.log(1 - random()) * 1000) / 3000) arrive(at, cheap)
+      }
+    },
+  }
+  let lowestCeiling = Number.POSITIVE_INFINITY
+  const [fixed, adaptive] = await Promise.all([
+    simulate({ ...spec, shed: { maxInFlight: 50 } }),
+    simulate({
+      ...spec,
+      shed: { maxInFlight: 50, adaptive: true },
+      observe: (shedder, now) => {
+        if (now >= STEADY_FROM_MS) lowestCeiling = Math.min(lowestCeiling, shedder.limit)
+      },
+    }),
+  ])
+  const served = (run: SimulationRun) => {
+    const legit = arrivedBetween(run, STEADY_FROM_MS, DURATION_MS).filter((r) => r.kind.tenant !== 'scanner')
+    return legit.filter((r) => r.result === 'served').length / legit.length
+  }
+  return { fixedServed: served(fixed), adaptiveServed: served(adaptive), lowestCeiling }
 }
 
 /** The p99 of the served requests' waits in line. */

@@ -2,6 +2,7 @@ import {
   createShedder,
   PRIORITIES,
   type Priority,
+  type Shedder,
   type ShedderOptions,
   type ShedReason,
   type Ticket,
@@ -50,6 +51,15 @@ export interface SimulationSpec {
   readonly seed?: number
   /** Also `count` requests at the one instant `atMs`, on top of the phases. */
   readonly burst?: { readonly atMs: number; readonly count: number }
+  /**
+   * Requests the app answers itself, without the dependency (a 404, or the 429 of a limiter mounted after shedLoad):
+   * how long that takes for a kind, or undefined for a request that calls the dependency.
+   */
+  readonly answeredMs?: (kind: RequestKind) => number | undefined
+  /** Called after each admission with the shedder, to watch its state (its ceiling, say). */
+  readonly observe?: (shedder: Shedder, now: number) => void
+  /** More arrivals on top of the phases: `arrive(atMs, kind)` for each, drawn with the run's `random`. */
+  readonly extra?: (arrive: (atMs: number, kind: RequestKind) => void, random: () => number) => void
 }
 
 export type Result = 'served' | 'late' | 'shed' | 'abandoned' | 'limited'
@@ -147,7 +157,9 @@ export async function simulate(spec: SimulationSpec): Promise<SimulationRun> {
       record.result = 'late'
       release()
     })
-    callDependency(() => {
+    const answeredMs = spec.answeredMs?.(record.kind)
+    const call = answeredMs === undefined ? callDependency : (done: () => void) => time.setTimeout(done, answeredMs)
+    call(() => {
       if (gone) return
       time.clearTimeout(patience)
       record.result = 'served'
@@ -198,6 +210,7 @@ export async function simulate(spec: SimulationSpec): Promise<SimulationRun> {
         run(record, () => decided.release())
       } else shed(record, decided)
     })
+    spec.observe?.(shedder, time.now())
     if (ticket.state === 'running') {
       if (moreImportantWaiting(rank)) startsPastMoreImportant++
       run(record, () => ticket.release())
@@ -233,6 +246,9 @@ export async function simulate(spec: SimulationSpec): Promise<SimulationRun> {
       time.at(spec.burst.atMs, () => arrive(kind))
     }
   }
+  spec.extra?.((atMs, kind) => {
+    time.at(atMs, () => arrive(kind))
+  }, random)
   const durationMs = start
   const end = durationMs + spec.patienceMs + 1
   if (gate === undefined) time.runUntil(end)

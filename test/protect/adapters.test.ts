@@ -228,6 +228,25 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'an async skip that resolves true bypasses the shedder: the health check is not answered 503',
+    async run(start) {
+      const app = await start(
+        shedOnly({ maxInFlight: 1, queue: 0, skip: async (req) => req.headers['x-health'] === '1' }),
+      )
+      const held = send(app, '/hold?id=a')
+      await until(() => app.handlers.running === 1, 'the first request runs')
+      const health = send(app, '/hold?id=health', { 'x-health': '1' })
+      await until(() => app.handlers.running === 2, 'the skipped request runs')
+      expect(app.shedder?.inFlight).toBe(1)
+      // A promise of false is not a skip: the request is shed as any other.
+      expect((await send(app, '/hold?id=b').answer).status).toBe(503)
+      app.handlers.openGate()
+      expect((await health.answer).status).toBe(200)
+      await held.answer
+      expect(app.handlers.started).toEqual(['a', 'health'])
+    },
+  },
+  {
     name: 'concurrencyLimit answers 429 with Retry-After while a key has its limit in flight; other keys pass',
     async run(start) {
       const app = await start({ concurrency: { limit: 2, key: (req) => String(req.headers['x-key']) } })

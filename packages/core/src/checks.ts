@@ -2,6 +2,7 @@
 // `option "<name>" must be <what it accepts> (got <what it got>)`, thrown as an InvalidOptionError at construction.
 import { type Duration, parseDuration } from './duration'
 import { describe, InvalidOptionError } from './errors'
+import { MAX_TIMER_MS } from './long-timeout'
 
 /**
  * Whether a value is a cost: a positive whole number, exact in a double.
@@ -39,6 +40,24 @@ export function checkWholeNumber(value: unknown, option: string, { min = 1, unit
     throw new InvalidOptionError(option, `must be ${what}${unit ? ` of ${unit}` : ''} (got ${describe(value)})`)
   }
   return value
+}
+
+/**
+ * Checks a positive whole number of milliseconds that a timer waits: at most {@link MAX_TIMER_MS} (about 24.8 days),
+ * since a longer timer fires after 1 ms, and one re-armed for it becomes a 1 ms loop.
+ *
+ * @example
+ * const sweepIntervalMs = checkTimerMs(options.sweepIntervalMs ?? 60_000, 'sweepIntervalMs')
+ */
+export function checkTimerMs(value: unknown, option: string, { unit = '' } = {}): number {
+  const ms = checkWholeNumber(value, option, { unit })
+  if (ms > MAX_TIMER_MS) {
+    throw new InvalidOptionError(
+      option,
+      `must be at most ${MAX_TIMER_MS} milliseconds, about 24.8 days: the longest a timer waits (got ${ms})`,
+    )
+  }
+  return ms
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type Algorithm, algorithms, refunds } from './algorithms'
-import { checkFunction, checkWholeNumber } from './checks'
+import { checkFunction, checkTimerMs, checkWholeNumber } from './checks'
 import { type Decision, decisionOf, ruleDecision } from './decision'
 import { type Entry, KeyTables, stateAt, type Table, update } from './key-tables'
 import { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
@@ -49,7 +49,7 @@ export class MemoryStore implements Store {
     const { maxKeys = 100_000, clock = Date.now, sweepIntervalMs = 60_000 } = options
     this.maxKeys = checkWholeNumber(maxKeys, 'maxKeys')
     checkFunction(clock, 'clock')
-    this.tables = new KeyTables(maxKeys, clock, checkWholeNumber(sweepIntervalMs, 'sweepIntervalMs'))
+    this.tables = new KeyTables(maxKeys, clock, checkTimerMs(sweepIntervalMs, 'sweepIntervalMs'))
   }
 
   /** How many keys the store holds now (expired ones included until they are swept). */

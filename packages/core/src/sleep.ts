@@ -1,8 +1,4 @@
-/**
- * The longest delay a timer takes: Node fires a longer one at once (with a TimeoutOverflowWarning), since the delay
- * is a signed 32-bit number of milliseconds (about 24.8 days).
- */
-const MAX_TIMER_MS = 2 ** 31 - 1
+import { MAX_TIMER_MS } from './long-timeout'
 
 /**
  * Resolves after `ms`, however long (longer waits are a chain of timers), or rejects with the signal's reason when

@@ -2,7 +2,7 @@
 // that decides exactly as MemoryStore does. Applications import from @sluice/core.
 export * from './algorithms'
 export { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod, type PeriodBounds } from './calendar'
-export { checkBoolean, checkFunction, checkObject, checkOneOf, checkWholeNumber, isCost } from './checks'
+export { checkBoolean, checkFunction, checkObject, checkOneOf, checkTimerMs, checkWholeNumber, isCost } from './checks'
 export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './decision'
 export { parseDuration } from './duration'
 export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'

@@ -1,13 +1,21 @@
 // The adaptive in-flight ceiling, one window at a time: every figure below is the arithmetic the ceiling promises
-// (windows of at least 20 samples, slow start, a cut to 90%, +1 after the first cut, a baseline drifting 1% a window).
+// (windows of at least 20 samples and 20 previous averages of slot time, averages weighted by latency, slow start, a
+// cut to 90%, +1 after the first cut, a baseline drifting 1% a window).
 import { InvalidOptionError } from '@sluice/core'
 import { AdaptiveLimit, type AdaptiveLimitOptions } from '../src/protect/adaptive-limit'
 
-/** One complete window (max(ceiling, 20) samples) at `latencyMs`; `reached` when the ceiling bound during it. */
+const previousWindowMs = new WeakMap<AdaptiveLimit, number>()
+
+/**
+ * One complete window at `latencyMs`: max(ceiling, 20) samples, and at least 20 times the previous window's latency
+ * in slot time. `reached` when the ceiling bound during it.
+ */
 function window(adaptive: AdaptiveLimit, latencyMs: number, reached: boolean): number {
   if (reached) adaptive.reached()
-  const samples = Math.max(adaptive.limit, 20)
+  const previousMs = previousWindowMs.get(adaptive) ?? 0
+  const samples = Math.max(adaptive.limit, 20, Math.ceil((20 * previousMs) / latencyMs - 1e-9))
   for (let i = 0; i < samples; i++) adaptive.sample(latencyMs)
+  previousWindowMs.set(adaptive, latencyMs)
   return adaptive.limit
 }
 
@@ -45,6 +53,19 @@ describe('the adaptive ceiling', () => {
     // 20 ms is above 1.5 x the 10 ms baseline: floor(32 x 0.9).
     expect(window(adaptive, 20, true)).toBe(28)
     expect([10, 10].map(() => window(adaptive, 10, true))).toEqual([29, 30])
+  })
+
+  test('cheap requests cannot poison the baseline: a burst of them closes no window, and weighs by its slot time', () => {
+    const adaptive = new AdaptiveLimit(true, 64)
+    expect([10, 10].map(() => window(adaptive, 10, true))).toEqual([8, 16])
+    // 200 requests of 0.2 ms (404s) hold 40 ms of slot time, a fifth of what a window needs after one of 10 ms.
+    // Before, they made ten windows of their own, a baseline of 0.2 ms, and a cut of every ordinary window after.
+    adaptive.reached()
+    for (let i = 0; i < 200; i++) adaptive.sample(0.2)
+    expect(adaptive.limit).toBe(16)
+    // The window they end up in weighs them 0.2 ms each against 10 ms: it averages 8 ms, and 10 ms windows are
+    // within 1.5 x that: the ceiling keeps growing.
+    expect([10, 10].map(() => window(adaptive, 10, true))).toEqual([32, 64])
   })
 
   test('grows only in a window where the ceiling was reached, and the reach counts for that window alone', () => {

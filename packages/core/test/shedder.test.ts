@@ -176,6 +176,30 @@ test('in a standing queue a request waits the short bound at most; a burst may w
   expect(shed).toEqual(['c'])
 })
 
+test('light tenants that arrive in the same instant wait their turn; only the heavy tenant has a standing queue', () => {
+  const { time, shedder } = shedderAt({ maxInFlight: 1, queue: 10, maxWait: '1s' })
+  const { started, shed, admit, release } = recorder()
+  admit(shedder, 'big1', { tenant: 'big' })
+  time.runUntil(10)
+  release('big1') // a slot is held 10 ms: a standing queue's waiters may wait 20 ms
+  admit(shedder, 'big2', { tenant: 'big' })
+  for (const id of ['big3', 'big4']) admit(shedder, id, { tenant: 'big' })
+  // Five small tenants fire in the same instant, one request each, and wait behind each other.
+  const small = ['a', 'b', 'c', 'd', 'e']
+  for (const id of small) admit(shedder, id, { tenant: id })
+  time.runUntil(109)
+  expect(shed).toEqual([])
+  time.runUntil(110)
+  // The queues have not emptied for the 100 ms interval: the big tenant's stands, and its waiters are past 20 ms. The
+  // small tenants have started nothing lately: theirs wait up to maxWait (before, they were shed here too).
+  expect(shed).toEqual(['big3', 'big4'])
+  time.runUntil(400)
+  expect(shed).toEqual(['big3', 'big4'])
+  release('big2')
+  for (const id of small.slice(0, -1)) release(id)
+  expect(started).toEqual(['big1', 'big2', ...small])
+})
+
 test('with an adaptive ceiling, the limit starts low and rises while latency holds', () => {
   const { time, shedder } = shedderAt({ maxInFlight: 64, adaptive: true })
   expect(shedder.limit).toBe(4)

@@ -5,7 +5,7 @@ import {
   checkLogger,
   checkObject,
   checkOneOf,
-  checkWholeNumber,
+  checkTimerMs,
   type LeaseOutcome,
   type LeaseScope,
   type LeaseStore,
@@ -100,7 +100,7 @@ export class RedisLeaseStore implements LeaseStore {
     checkObject(options, 'options', 'with a client')
     const { timeout = DEFAULT_TIMEOUT_MS, onError = 'local', logger = console, clock } = options
     const client = storeClientOf(options.client)
-    checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
+    checkTimerMs(timeout, 'timeout', { unit: 'milliseconds' })
     checkOneOf(onError, 'onError', POLICIES)
     checkLogger(logger)
     checkFunction(clock, 'clock')

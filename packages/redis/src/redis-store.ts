@@ -7,6 +7,7 @@ import {
   checkLogger,
   checkObject,
   checkOneOf,
+  checkTimerMs,
   checkWholeNumber,
   type FailurePolicy,
   KeySpaces,
@@ -152,7 +153,7 @@ export class RedisStore implements Store {
       registryRefreshMs = REGISTRY_REFRESH_MS,
     } = options as ReplayOptions
     const client = storeClientOf(options.client)
-    this.timeout = checkWholeNumber(timeout, 'timeout', { unit: 'milliseconds' })
+    this.timeout = checkTimerMs(timeout, 'timeout', { unit: 'milliseconds' })
     this.onError = checkOneOf(onError, 'onError', ['local', 'open', 'closed'] as const)
     const probeIntervalMs = checkWholeNumber(options.probeIntervalMs ?? 250, 'probeIntervalMs', {
       unit: 'milliseconds',
@@ -175,7 +176,7 @@ export class RedisStore implements Store {
     const now = clock === undefined ? () => Date.now() : () => Math.floor(clock())
     const lateMs = BACKSTOP_TIMEOUTS * this.timeout
     const runner = new ScriptRunner(client, clock, client.isCluster === true, lateMs, coalesce)
-    const refreshMs = checkWholeNumber(registryRefreshMs, 'registryRefreshMs', { unit: 'milliseconds' })
+    const refreshMs = checkTimerMs(registryRefreshMs, 'registryRefreshMs', { unit: 'milliseconds' })
     this.registry = new RuleRegistry(client, checkedLogger, refreshMs)
     this.shared = {
       client,

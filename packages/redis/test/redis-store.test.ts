@@ -11,7 +11,7 @@ import {
   MemoryStore,
   StoreKeyError,
 } from '@sluice/core'
-import { RedisStore, type RedisStoreOptions } from '@sluice/redis'
+import { RedisLeaseStore, RedisStore, type RedisStoreOptions } from '@sluice/redis'
 import fc from 'fast-check'
 import Redis from 'ioredis'
 import { commandCalls as commandCallsOf, privateRedis } from '../../../scripts/redis-suite'
@@ -47,6 +47,9 @@ describe('options', () => {
     ['timeout', { timeout: 0 }],
     ['timeout', { timeout: 12.5 }],
     ['timeout', { timeout: '100' }],
+    // Longer than a timer holds: the call's deadline would fire after 1 ms, and again every 1 ms.
+    ['timeout', { timeout: 2 ** 31 }],
+    ['registryRefreshMs', { registryRefreshMs: 30 * 86_400_000 }],
     ['onError', { onError: 'retry' }],
     ['logger', { logger: { warn: () => {} } }],
     ['probeIntervalMs', { probeIntervalMs: -1 }],
@@ -61,6 +64,12 @@ describe('options', () => {
     const attempt = () => replayStore({ ...valid, ...bad } as RedisStoreOptions)
     expect(attempt).toThrow(InvalidOptionError)
     expect(attempt).toThrow(expect.objectContaining({ option }))
+  })
+
+  test('a lease store timeout longer than a timer holds (24.8 days) is refused, naming it', () => {
+    const attempt = () => new RedisLeaseStore({ client: valid.client, timeout: 30 * 86_400_000 })
+    expect(attempt).toThrow(InvalidOptionError)
+    expect(attempt).toThrow('option "timeout" must be at most 2147483647 milliseconds, about 24.8 days')
   })
 
   test('defaults: 100 ms timeout, local fallback', () => {

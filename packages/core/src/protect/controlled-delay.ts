@@ -1,12 +1,11 @@
-import type { TenantQueue } from './waiting-line'
-
 /**
  * Controlled delay for the waiting line, after CoDel (Nichols and Jacobson, "Controlling Queue Delay", 2012) in the
  * form Facebook's "Fail at Scale" (2015) gives it for request queues: a queue that empties now and then is
  * absorbing bursts, and may hold a request for the full `maxWait`; a queue that has not emptied for `intervalMs` is
  * a standing queue, where waiting only adds latency, and there a request may wait `targetMs` at most. As in
  * FQ-CoDel (RFC 8290), each tenant's queue (per priority) is judged on its own, so a flood builds a standing queue
- * for the tenant that floods, not for the light tenants beside it. Critical requests always get `maxWait`.
+ * for the tenant that floods, not for the light tenants beside it (the waiting line says which queues stand).
+ * Critical requests always get `maxWait`.
  *
  * The short bound never goes below two average gaps between slot releases (the hold time of a request divided by
  * the slots): the waiter at the head of a queue needs about one gap to reach a slot, so a shorter bound would shed
@@ -19,16 +18,6 @@ export class ControlledDelay {
     readonly targetMs: number,
     readonly intervalMs: number,
   ) {}
-
-  /** When `queue` becomes a standing queue if it does not empty before. */
-  standingFrom(queue: TenantQueue): number {
-    return queue.filledAt + this.intervalMs
-  }
-
-  /** Whether `queue` has stood, never empty, for at least the interval. */
-  standing(queue: TenantQueue, now: number): boolean {
-    return now >= queue.filledAt + this.intervalMs
-  }
 
   /**
    * The longest a request may wait in a standing queue, given the mean hold time and the slots. Until a first

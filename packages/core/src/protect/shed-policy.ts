@@ -25,8 +25,11 @@ export interface HttpShedOptions<Req> extends ShedderOptions {
   priority?: (req: Req) => Priority
   /** Who the request is for; tenants share the slots fairly under contention. Default: one tenant for all. */
   tenant?: (req: Req) => string
-  /** Requests for which it returns true bypass the shedder (a health check the load balancer must always get). */
-  skip?: (req: Req) => boolean
+  /**
+   * Requests for which it returns (or resolves to) true bypass the shedder: a health check the load balancer must
+   * always get. An async `skip` is awaited before the request takes a place.
+   */
+  skip?: (req: Req) => boolean | Promise<boolean>
   /**
    * How `sluice:shed` events show the tenant: `'hash'` (the default) as `tenantHash` only, `'raw'` adds `tenant`.
    * Tenants come from API keys and customer ids, which must not reach logs unasked.
@@ -110,26 +113,38 @@ export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPo
     }
   }
 
+  const admit = (
+    req: Req,
+    raw: ResponseLifecycle,
+    end = releaseAtEnd(raw),
+  ): ProtectVerdict | Promise<ProtectVerdict> => {
+    const request: { priority?: Priority; tenant?: string } = {}
+    if (priority !== undefined) request.priority = priority(req)
+    if (tenant !== undefined) {
+      const name = tenant(req)
+      if (typeof name !== 'string') {
+        throw new TypeError(`sluice: option "tenant" must return a string (got ${describe(name)})`)
+      }
+      request.tenant = name
+    }
+    const ticket = shedder.admit(request)
+    if (ticket.state === 'shed') return refuse(ticket)
+    // From here the request holds a place (a slot, or one in line): the end of the response gives it back.
+    end.set(() => ticket.release())
+    if (ticket.state === 'running') return PASS
+    // A client that went away while waiting has left the line; its refusal is never read.
+    return ticket.decided().then((decided) => (decided.state === 'running' ? PASS : refuse(decided)))
+  }
+
   return {
     shedder,
     handle(req, raw) {
-      if (skip?.(req) === true) return PASS
-      const request: { priority?: Priority; tenant?: string } = {}
-      if (priority !== undefined) request.priority = priority(req)
-      if (tenant !== undefined) {
-        const name = tenant(req)
-        if (typeof name !== 'string') {
-          throw new TypeError(`sluice: option "tenant" must return a string (got ${describe(name)})`)
-        }
-        request.tenant = name
-      }
-      const ticket = shedder.admit(request)
-      if (ticket.state === 'shed') return refuse(ticket)
-      // From here the request holds a place (a slot, or one in line): the end of the response gives it back.
-      releaseAtEnd(raw).set(() => ticket.release())
-      if (ticket.state === 'running') return PASS
-      // A client that went away while waiting has left the line; its refusal is never read.
-      return ticket.decided().then((decided) => (decided.state === 'running' ? PASS : refuse(decided)))
+      const skipped = skip?.(req)
+      if (skipped === true) return PASS
+      if (!(skipped instanceof Promise)) return admit(req, raw)
+      // Watch the response before the await: a client that goes away meanwhile is seen, and takes no place.
+      const end = releaseAtEnd(raw)
+      return skipped.then((yes) => (yes === true ? PASS : admit(req, raw, end)))
     },
   }
 }

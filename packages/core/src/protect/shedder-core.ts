@@ -31,6 +31,8 @@ class ShedTicket implements Ticket, Waiter {
   queue: TenantQueue | undefined = undefined
   older: Waiter | undefined = undefined
   newer: Waiter | undefined = undefined
+  earlier: Waiter | undefined = undefined
+  later: Waiter | undefined = undefined
 
   constructor(
     private readonly shedder: ShedderCore,
@@ -63,7 +65,7 @@ class ShedTicket implements Ticket, Waiter {
 
 /** The shedder itself; see `createShedder` for what it does, and each method for how. */
 export class ShedderCore implements Shedder {
-  private readonly line = new WaitingLine<ShedTicket>()
+  private readonly line: WaitingLine<ShedTicket>
   private readonly timer: NextTimer
   private readonly runningByRank: number[] = PRIORITIES.map(() => 0)
   /** When a request of each priority was last shed: less important work is refused for an interval after. */
@@ -75,6 +77,7 @@ export class ShedderCore implements Shedder {
   private refill = false
 
   constructor(private readonly settings: ShedderSettings) {
+    this.line = new WaitingLine(settings.delay)
     this.timer = new NextTimer(settings.timers, () => this.fill())
   }
 
@@ -171,63 +174,56 @@ export class ShedderCore implements Shedder {
             for (const waiter of this.line.atOrBelow(queue.rank)) this.shed(waiter, 'overloaded', now)
             continue
           }
-          const lifo = this.settings.newestFirst && this.settings.delay.standing(queue, now)
+          const lifo = this.settings.newestFirst && queue.standing
           const next = (lifo ? queue.tail : queue.head) as ShedTicket
           this.line.remove(next)
           this.start(next, now)
           next.onDecided?.(next)
         }
       } while (this.refill)
-      this.timer.schedule(this.nextDeadline(this.settings.timers.now()))
+      this.timer.schedule(this.nextDeadline())
     } finally {
       this.filling = false
     }
   }
 
   /**
-   * Sheds every waiter past its deadline, and with it every less important waiter (it would wait longer still).
+   * Sheds every waiter past its deadline, and with it every less important waiter (it would wait longer still): the
+   * oldest waiter of all against `maxWait`, the oldest head of a standing queue against the standing-queue bound.
    * Deadlines are compared as the sums the timer was set for (arrival + bound), so the two agree to the last bit.
    */
   private expire(now: number): void {
-    const bound = this.standingBoundMs()
+    const { maxWaitMs } = this.settings
+    this.line.turnStanding(now)
+    const shortMs = this.shortWaitMs()
     for (;;) {
-      const expired: ShedTicket[] = []
-      for (const queue of this.line.queues()) {
-        const head = queue.head as ShedTicket
-        if (now >= head.arrivedAt + this.waitLimitMs(queue, now, bound)) expired.push(head)
-      }
-      if (expired.length === 0) return
-      for (const head of expired) {
-        if (head.state !== 'waiting') continue
-        const reason = now >= head.arrivedAt + this.settings.maxWaitMs ? 'deadline' : 'standing-queue'
-        for (const below of this.line.atOrBelow(head.rank + 1)) this.shed(below, reason, now)
-        this.shed(head, reason, now)
-      }
+      const oldest = this.line.oldest()
+      const standing = this.line.oldestStanding()?.head as ShedTicket | undefined
+      let head: ShedTicket
+      if (oldest !== undefined && now >= oldest.arrivedAt + maxWaitMs) head = oldest
+      else if (standing !== undefined && now >= standing.arrivedAt + shortMs) head = standing
+      else return
+      const reason = now >= head.arrivedAt + maxWaitMs ? 'deadline' : 'standing-queue'
+      for (const below of this.line.atOrBelow(head.rank + 1)) this.shed(below, reason, now)
+      this.shed(head, reason, now)
     }
   }
 
   /** The next instant a waiter expires, or a queue turns standing and shortens its waits. */
-  private nextDeadline(now: number): number {
-    const bound = this.standingBoundMs()
-    let at = Number.POSITIVE_INFINITY
-    for (const queue of this.line.queues()) {
-      at = Math.min(at, (queue.head as ShedTicket).arrivedAt + this.waitLimitMs(queue, now, bound))
-      if (queue.rank !== CRITICAL && !this.settings.delay.standing(queue, now)) {
-        at = Math.min(at, this.settings.delay.standingFrom(queue))
-      }
-    }
-    return at
+  private nextDeadline(): number {
+    const oldest = this.line.oldest()
+    const standing = this.line.oldestStanding()?.head
+    return Math.min(
+      oldest === undefined ? Number.POSITIVE_INFINITY : oldest.arrivedAt + this.settings.maxWaitMs,
+      standing === undefined ? Number.POSITIVE_INFINITY : standing.arrivedAt + this.shortWaitMs(),
+      this.line.nextTurn(),
+    )
   }
 
-  /** How long the waiters of `queue` may wait now. */
-  private waitLimitMs(queue: TenantQueue, now: number, standingBoundMs: number): number {
+  /** How long the waiters of a standing queue may wait now. */
+  private shortWaitMs(): number {
     const { maxWaitMs, delay } = this.settings
-    if (queue.rank === CRITICAL || !delay.standing(queue, now)) return maxWaitMs
-    return Math.min(maxWaitMs, standingBoundMs)
-  }
-
-  private standingBoundMs(): number {
-    return this.settings.delay.boundMs(this.meanHoldMs, this.limit, this.settings.maxWaitMs)
+    return Math.min(maxWaitMs, delay.boundMs(this.meanHoldMs, this.limit, maxWaitMs))
   }
 
   private start(ticket: ShedTicket, now: number): void {
@@ -236,7 +232,7 @@ export class ShedderCore implements Shedder {
     ticket.waitedMs = now - ticket.arrivedAt
     this.running++
     countAt(this.runningByRank, ticket.rank, 1)
-    this.line.started(ticket.tenant)
+    this.line.started(ticket.tenant, now)
   }
 
   private shed(ticket: ShedTicket, reason: ShedReason, now: number): ShedTicket {

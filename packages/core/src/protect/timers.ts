@@ -1,4 +1,5 @@
 import { describe, InvalidOptionError } from '../errors'
+import { LongTimeout, MAX_TIMER_MS } from '../long-timeout'
 import { unrefTimer } from '../runtime/builtins'
 
 /**
@@ -18,16 +19,22 @@ export interface Timers {
   clearTimeout(handle: unknown): void
 }
 
-/** Real time: `performance.now()`, and timers that never keep the process alive on their own. */
+/**
+ * Real time: `performance.now()`, and timers that never keep the process alive on their own. A delay longer than a
+ * Node timer holds (24.8 days: a `maxWait: '30d'`, the renewal of a `lease: '90d'`) is a chain of timers, not one
+ * that fires after 1 ms and is re-armed in a loop.
+ */
 export const realTimers: Timers = {
   now: () => performance.now(),
   setTimeout(callback, delayMs) {
+    if (delayMs > MAX_TIMER_MS) return new LongTimeout(callback, delayMs)
     const timer = setTimeout(callback, delayMs)
     unrefTimer(timer)
     return timer
   },
   clearTimeout(handle) {
-    clearTimeout(handle as ReturnType<typeof setTimeout>)
+    if (handle instanceof LongTimeout) handle.clear()
+    else clearTimeout(handle as ReturnType<typeof setTimeout>)
   },
 }
 
