@@ -21,9 +21,6 @@ export const DEFAULT_TIMEOUT_MS = 100
 /** No call waits longer than this many timeouts of this instance's idle time, however steadily Redis answers others. */
 export const BACKSTOP_TIMEOUTS = 30
 
-/** How late a deadline may be examined without the loop counting as held: timers keep whole milliseconds. */
-const TIMER_SLACK_MS = 1
-
 /** What a call that has not settled yet needs for its deadline. */
 interface Waiting {
   /** The order in which calls were sent on this connection. */
@@ -96,7 +93,7 @@ export class Deadlines {
   private scheduled = false
   /** When the armed timer is due (performance.now()). */
   private dueAt = 0
-  /** How long, in all, the event loop was held past the timer's due time: this instance could not read meanwhile. */
+  /** How long, in all, the event loop was held over a timeout past the timer's due time: nothing was read meanwhile. */
   private heldMs = 0
   private readonly idle: () => number
   private readonly now: () => number
@@ -234,11 +231,13 @@ export class Deadlines {
 
   private readonly examine = (): void => {
     this.scheduled = false
-    // Examined later than due: the event loop was held (a timer fired late, or a long run in the poll phase came
-    // before this check, or the process got no CPU). Meanwhile this instance could not read a reply, nor a client
-    // write a call, which says nothing about Redis. A hung Redis is still noticed: it stays silent on the turns after.
-    const lateMs = this.now() - this.dueAt - TIMER_SLACK_MS
-    if (lateMs > 0) this.heldMs += lateMs
+    // Examined over a timeout later than due: the event loop was held (a timer fired late, or a long run in the poll
+    // phase came before this check, or the process got no CPU). Meanwhile this instance could not read a reply, nor a
+    // client write a call, which says nothing about Redis. A hung Redis is still noticed: it stays silent on the turns
+    // after. The ordinary lateness of a busy loop (its turns shorter than a timeout) is left in: an instance that is
+    // never idle notices a silent Redis by the clock as before.
+    const lateMs = this.now() - this.dueAt
+    if (lateMs > this.options.timeoutMs) this.heldMs += lateMs
     const { timeoutMs, backstopMs } = this.options
     while (this.head < this.line.length) {
       const call = this.line[this.head] as Waiting
