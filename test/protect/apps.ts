@@ -4,15 +4,18 @@
 import type { IncomingHttpHeaders, Server } from 'node:http'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { getRequestListener } from '@hono/node-server'
 import Router from '@koa/router'
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
 import { concurrencyLimit as expressConcurrency, shedLoad as expressShed } from '@sluice/express'
 import { concurrencyLimit as fastifyConcurrency, shedLoad as fastifyShed } from '@sluice/fastify'
+import { concurrencyLimit as honoConcurrency, shedLoad as honoShed } from '@sluice/fetch/hono'
 import { concurrencyLimit as koaConcurrency, shedLoad as koaShed } from '@sluice/koa'
 import express from 'express'
 import express4 from 'express4'
 import Fastify from 'fastify'
 import fastify4 from 'fastify4'
+import { Hono, type Context as HonoContext } from 'hono'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import koa2 from 'koa2'
@@ -226,7 +229,50 @@ function fastifyFramework(name: string, create: typeof Fastify): ProtectFramewor
   })
 }
 
-/** Express 5 and 4, Koa 3 and 2, Fastify 5 and 4. */
+// The fetch adapters' functions are given Hono's context: the neutral options read a plain object of headers.
+const PROTECT_FUNCTIONS = ['key', 'skip', 'priority', 'tenant'] as const
+function honoOptions<T extends object>(options: T): T {
+  const converted: Record<string, unknown> = { ...(options as Record<string, unknown>) }
+  for (const name of PROTECT_FUNCTIONS) {
+    const fn = (options as Record<string, unknown>)[name]
+    if (typeof fn === 'function') {
+      converted[name] = (c: HonoContext) =>
+        fn({ headers: Object.fromEntries(c.req.raw.headers) as IncomingHttpHeaders })
+    }
+  }
+  return converted as T
+}
+
+const honoFramework = harness('hono 4', async (spec, handlers, parsed, failed) => {
+  const app = new Hono()
+  app.onError((error, c) => {
+    failed(error)
+    return c.body(null, 500)
+  })
+  const shed = spec.shed && honoShed(honoOptions(spec.shed) as unknown as Parameters<typeof honoShed>[0])
+  const concurrency =
+    spec.concurrency &&
+    honoConcurrency(honoOptions(spec.concurrency) as unknown as Parameters<typeof honoConcurrency>[0])
+  if (shed) app.use(shed)
+  if (concurrency) app.use(concurrency)
+  app.use(async (c, next) => {
+    parsed()
+    await c.req.arrayBuffer()
+    await next()
+  })
+  app.get('/hold', async (c) => {
+    await handlers.hold(c.req.query('id') ?? '')
+    return c.json({ ran: true })
+  })
+  app.get('/work', async (c) => {
+    await handlers.work(c.req.query('id') ?? '', 20)
+    return c.json({ ran: true })
+  })
+  app.post('/upload', (c) => c.json({ ran: true }))
+  return { server: createServer(getRequestListener(app.fetch)), shedder: shed?.shedder, limiter: concurrency?.limiter }
+})
+
+/** Express 5 and 4, Koa 3 and 2, Fastify 5 and 4, Hono 4. */
 export const frameworks: readonly ProtectFramework[] = [
   expressFramework('express 5', express),
   expressFramework('express 4', express4 as unknown as typeof express),
@@ -234,4 +280,5 @@ export const frameworks: readonly ProtectFramework[] = [
   koaFramework('koa 2', koa2 as unknown as typeof Koa),
   fastifyFramework('fastify 5', Fastify),
   fastifyFramework('fastify 4', fastify4 as unknown as typeof Fastify),
+  honoFramework,
 ]

@@ -170,3 +170,20 @@ export const decisions = new WeakMap<Request, Decision>()
  * `ipKey(request)` in a key function or a handler keys the request as the limit does.
  */
 export const clientAddresses = new WeakMap<Request, string | undefined>()
+
+const exchanges = new WeakMap<Request, Exchange>()
+
+/** The exchange of a request: one, whichever limits and protections it passes, as one Node response is. */
+export function exchangeOf(request: Request): Exchange {
+  let exchange = exchanges.get(request)
+  if (exchange === undefined) {
+    const created = new Exchange()
+    exchanges.set(request, created)
+    // A client that went away: the server aborts the request's signal (Hono's Node server, Deno, Bun do).
+    const { signal } = request
+    if (signal?.aborted) created.end('close')
+    else signal?.addEventListener('abort', () => created.end('close'), { once: true })
+    exchange = created
+  }
+  return exchange
+}

@@ -1,8 +1,16 @@
-import type { Decision, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+import type {
+  ConcurrencyLimiter,
+  Decision,
+  HttpShedOptions,
+  IpKeyOptions,
+  RateLimitHandle,
+  Shedder,
+} from '@sluice/core'
 import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
 import type { Context, MiddlewareHandler } from 'hono'
 import { clientAddresses, peerAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
+import { type FetchConcurrencyOptions, type FetchProtection, fetchConcurrency, fetchShedding } from './protect'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -75,6 +83,49 @@ export function rateLimit(options: HonoRateLimitOptions): HonoRateLimitMiddlewar
   )
 }
 
+/** A Hono middleware of a protection: its step, the rest of the chain, and its end. */
+function middlewareOf(protection: FetchProtection<Context>): MiddlewareHandler {
+  return async function protect(c, next): Promise<Response | undefined> {
+    const step = await protection.decide(c, c.env)
+    if (step.done) return step.response
+    try {
+      await next()
+    } catch (error) {
+      step.fail()
+      throw error
+    }
+    c.res = step.finish(c.res)
+    return undefined
+  }
+}
+
+/**
+ * Hono middleware that protects this instance from overload: at most `maxInFlight` requests run at once, a bounded
+ * line waits for a slot until `maxWait`, and what cannot be served in time is answered at once with `503`. Mount it
+ * first. `.shedder` shows its state.
+ *
+ * @example
+ * app.use(shedLoad({ maxInFlight: 64, tenant: (c) => c.req.header('x-tenant') ?? 'anonymous' }))
+ */
+export function shedLoad(options: HttpShedOptions<Context>): MiddlewareHandler & { readonly shedder: Shedder } {
+  const protection = fetchShedding(options, READER)
+  return Object.assign(middlewareOf(protection), { shedder: protection.shedder })
+}
+
+/**
+ * Hono middleware that limits how many requests each client (or all, `globalLimit`) has in flight at once: over the
+ * limit, `429` with `Retry-After`. `.limiter` is the concurrency limiter.
+ *
+ * @example
+ * app.use('/export/*', concurrencyLimit({ limit: 2 }))
+ */
+export function concurrencyLimit(
+  options: FetchConcurrencyOptions<Context>,
+): MiddlewareHandler & { readonly limiter: ConcurrencyLimiter } {
+  const protection = fetchConcurrency(options, READER)
+  return Object.assign(middlewareOf(protection), { limiter: protection.limiter })
+}
+
 /**
  * The key Sluice counts a request under by default: the client address the limit found for it (its `ip` option, or
  * what the server reports: Hono's Node server, Bun, Deno), with IPv6 clients grouped per /64 network
@@ -93,3 +144,4 @@ export function ipKey(c: Context, options?: IpKeyOptions): string {
 export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
 export type { FetchOutcome } from './exchange'
 export type { FetchOwnOptions } from './limit'
+export type { FetchConcurrencyOptions } from './protect'

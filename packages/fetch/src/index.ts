@@ -1,7 +1,15 @@
-import type { Decision, IpKeyOptions, RateLimitHandle } from '@sluice/core'
+import type {
+  ConcurrencyLimiter,
+  Decision,
+  HttpShedOptions,
+  IpKeyOptions,
+  RateLimitHandle,
+  Shedder,
+} from '@sluice/core'
 import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
 import { clientAddresses, decisions, peerAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
+import { type FetchConcurrencyOptions, type FetchProtection, fetchConcurrency, fetchShedding } from './protect'
 
 /**
  * Options of {@link rateLimit}: the shared HTTP options, with the Web `Request` as the request (`key(request)`,
@@ -100,6 +108,60 @@ export function rateLimit(options: FetchRateLimitOptions): FetchRateLimit {
   })
 }
 
+/** A request goes through a protection, then the handler; its response ends the protection's hold on it. */
+function guarded<Args extends unknown[]>(protection: FetchProtection<Request>, handler: FetchHandler<Args>) {
+  return async function protectedHandler(request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> {
+    if (args.length > 0) envs.set(request, args[0])
+    const step = await protection.decide(request, args[0])
+    if (step.done) return step.response
+    let response: Response
+    try {
+      response = await handler(request, ...(args as unknown as Args))
+    } catch (error) {
+      step.fail()
+      throw error
+    }
+    return step.finish(response)
+  }
+}
+
+/** What `shedLoad` and `concurrencyLimit` return: a function that wraps a fetch handler in the protection. */
+export type FetchProtect = <Args extends unknown[]>(
+  handler: FetchHandler<Args>,
+) => (request: Request, ...args: [...Args, ...unknown[]]) => Promise<Response>
+
+/**
+ * Protects this instance from overload, in front of a fetch handler: at most `maxInFlight` requests run at once, a
+ * bounded line waits for a slot until `maxWait`, and what cannot be served in time is answered at once with `503`,
+ * `Retry-After` and `{"error":"overloaded","retryAfter":<s>}`. A slot is held until the response's body has been read.
+ *
+ * @example
+ * const shed = shedLoad({ maxInFlight: 64, tenant: (request) => request.headers.get('x-tenant') ?? 'anonymous' })
+ * Bun.serve({ fetch: shed(limit(handler)) })
+ */
+export function shedLoad(options: HttpShedOptions<Request>): FetchProtect & { readonly shedder: Shedder } {
+  const protection = fetchShedding(options, READER)
+  const wrap = <Args extends unknown[]>(handler: FetchHandler<Args>) => guarded(protection, handler)
+  return Object.assign(wrap, { shedder: protection.shedder })
+}
+
+/**
+ * Limits how many requests each client (or all, `globalLimit`) has in flight at once, in front of a fetch handler:
+ * over the limit, `429` with `Retry-After`. A slot is held until the response's body has been read, given up on, or
+ * the handler threw.
+ *
+ * @example
+ * const inFlight = concurrencyLimit({ limit: 10 })
+ * export const POST = inFlight(async (request) => Response.json(await exportFor(request)))
+ */
+export function concurrencyLimit(
+  options: FetchConcurrencyOptions<Request>,
+): FetchProtect & { readonly limiter: ConcurrencyLimiter } {
+  const protection = fetchConcurrency(options, READER)
+  const wrap = <Args extends unknown[]>(handler: FetchHandler<Args>) => guarded(protection, handler)
+  return Object.assign(wrap, { limiter: protection.limiter })
+}
+
 /**
  * The decision on a request that went through {@link rateLimit} (of the last limit it went through), for the
  * handler; undefined when skipped or not limited.
@@ -131,3 +193,4 @@ export function ipKey(request: Request, options?: IpKeyOptions, env?: unknown): 
 export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'
 export { type FetchOutcome, peerAddress } from './exchange'
 export type { FetchOwnOptions } from './limit'
+export type { FetchConcurrencyOptions } from './protect'

@@ -6,7 +6,15 @@ import {
   JSON_CONTENT_TYPE,
   type RequestFacts,
 } from '@sluice/core/internal'
-import { clientAddresses, Exchange, type FetchOutcome, factsOf, peerAddress, withHeaders } from './exchange'
+import {
+  clientAddresses,
+  type Exchange,
+  exchangeOf,
+  type FetchOutcome,
+  factsOf,
+  peerAddress,
+  withHeaders,
+} from './exchange'
 
 /**
  * What every fetch adapter takes beyond the shared HTTP options, `Req` being what its functions are given (a
@@ -35,8 +43,6 @@ export interface FetchOwnOptions<Req> {
 
 /** Options of a fetch adapter's `rateLimit`: the shared HTTP options, with `refund(req, outcome)`. */
 export type FetchLimitOptions<Req> = HttpLimitOptions<Req, FetchOutcome> & FetchOwnOptions<Req>
-
-const exchanges = new WeakMap<Request, Exchange>()
 
 const FETCH: HttpAdapter<Exchange> = { ownOptions: ['ip', 'onRejected'], rawResponse: (exchange) => exchange }
 
@@ -97,12 +103,7 @@ export function fetchLimit<Req>(options: FetchLimitOptions<Req>, reader: Request
     factsOf: facts,
     async decide(req, env) {
       // One exchange per request, whichever limits it passes: their headers merge on it, as on one Node response.
-      const request = reader.request(req)
-      let exchange = exchanges.get(request)
-      if (exchange === undefined) {
-        exchange = new Exchange()
-        exchanges.set(request, exchange)
-      }
+      const exchange = exchangeOf(reader.request(req))
       const verdict = await policy.handle(req, exchange, facts(req, env))
       if (verdict.action === 'skip') return pass(exchange, undefined, [])
       if (verdict.action === 'pass') return pass(exchange, verdict.decision, verdict.headers)
