@@ -207,7 +207,10 @@ export class RedisLeaseStore implements LeaseStore {
   private keyFailed(error: unknown, scope: LeaseScope, key: string): StoreKeyError {
     const keys = leaseKeys(scope, key)
     const redisKey = keys[Math.min(keys.length - 1, keyProblem(error).index)] as string
-    return this.keyErrors.failed(error, scope, key, redisKey)
+    // The global table (the last key of a global scope) holds every key's leases and names none: it is named as it is.
+    return scope.global && redisKey === keys[keys.length - 1]
+      ? this.keyErrors.failed(error, scope, 'every key (the global table)', redisKey, 'raw')
+      : this.keyErrors.failed(error, scope, key, redisKey)
   }
 
   private failed(error: unknown): void {
