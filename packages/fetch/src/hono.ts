@@ -10,7 +10,8 @@ import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
 import type { Context, MiddlewareHandler } from 'hono'
 import { clientAddresses, peerAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
-import { type FetchConcurrencyOptions, type FetchProtection, fetchConcurrency, fetchShedding } from './protect'
+import { type FetchConcurrencyOptions, fetchConcurrency, fetchShedding } from './protect'
+import type { FetchProtection } from './step'
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -63,8 +64,17 @@ const READER = {
  */
 export function rateLimit(options: HonoRateLimitOptions): HonoRateLimitMiddleware {
   const limit = fetchLimit(options, READER)
-  const middleware: MiddlewareHandler = async function rateLimit(c, next): Promise<Response | undefined> {
-    const step = await limit.decide(c, c.env)
+  const middleware = middlewareOf(limit)
+  return Object.assign(
+    middleware,
+    rateLimitHandle(limit.policy, (c: Context) => limit.factsOf(c, c.env)),
+  )
+}
+
+/** The Hono middleware of a limit or a protection: its step, the rest of the chain, and the end of its response. */
+function middlewareOf(protection: FetchProtection<Context>): MiddlewareHandler {
+  return async function protect(c, next): Promise<Response | undefined> {
+    const step = await protection.decide(c, c.env)
     if (step.done) return step.response
     if (step.decision !== undefined) c.set('rateLimit', step.decision)
     try {
@@ -74,26 +84,6 @@ export function rateLimit(options: HonoRateLimitOptions): HonoRateLimitMiddlewar
       throw error
     }
     // A handler that threw has had its error handler's response made by now (c.error is set): it is the answer.
-    c.res = step.finish(c.res)
-    return undefined
-  }
-  return Object.assign(
-    middleware,
-    rateLimitHandle(limit.policy, (c: Context) => limit.factsOf(c, c.env)),
-  )
-}
-
-/** A Hono middleware of a protection: its step, the rest of the chain, and its end. */
-function middlewareOf(protection: FetchProtection<Context>): MiddlewareHandler {
-  return async function protect(c, next): Promise<Response | undefined> {
-    const step = await protection.decide(c, c.env)
-    if (step.done) return step.response
-    try {
-      await next()
-    } catch (error) {
-      step.fail()
-      throw error
-    }
     c.res = step.finish(c.res)
     return undefined
   }

@@ -9,7 +9,8 @@ import type {
 import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
 import { clientAddresses, decisions, peerAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
-import { type FetchConcurrencyOptions, type FetchProtection, fetchConcurrency, fetchShedding } from './protect'
+import { type FetchConcurrencyOptions, fetchConcurrency, fetchShedding } from './protect'
+import type { FetchProtection } from './step'
 
 /**
  * Options of {@link rateLimit}: the shared HTTP options, with the Web `Request` as the request (`key(request)`,
@@ -61,6 +62,27 @@ const READER = {
 }
 
 /**
+ * A request goes through a limit or a protection, then the handler; its response ends the hold on it. What the
+ * server passes beside the request is kept, for the handler's keyOf(request) and ipKey(request).
+ */
+function guarded<Args extends unknown[]>(protection: FetchProtection<Request>, handler: FetchHandler<Args>) {
+  return async function guardedHandler(request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> {
+    if (args.length > 0) envs.set(request, args[0])
+    const step = await protection.decide(request, args[0])
+    if (step.done) return step.response
+    if (step.decision !== undefined) decisions.set(request, step.decision)
+    let response: Response
+    try {
+      response = await handler(request, ...(args as unknown as Args))
+    } catch (error) {
+      step.fail()
+      throw error
+    }
+    return step.finish(response)
+  }
+}
+
+/**
  * Rate-limits a Web-standard fetch handler (`Request` in, `Response` out): Bun.serve, Deno.serve, Next.js route
  * handlers, Cloudflare Workers, and Node's fetch-style servers. By client IP, as the server reports it beside the
  * request, unless given a `key` (or an `ip`). A rejected request gets its 429 (or 503, 403, 413) without reaching
@@ -74,23 +96,9 @@ const READER = {
  */
 export function rateLimit(options: FetchRateLimitOptions): FetchRateLimit {
   const limit = fetchLimit(options, READER)
-  const wrap = <Args extends unknown[]>(handler: FetchHandler<Args>) =>
-    async function rateLimited(request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> {
-      if (args.length > 0) envs.set(request, args[0])
-      const step = await limit.decide(request, args[0])
-      if (step.done) return step.response
-      if (step.decision !== undefined) decisions.set(request, step.decision)
-      let response: Response
-      try {
-        response = await handler(request, ...(args as unknown as Args))
-      } catch (error) {
-        step.fail()
-        throw error
-      }
-      return step.finish(response)
-    }
+  const wrap = <Args extends unknown[]>(handler: FetchHandler<Args>) => guarded(limit, handler)
   const handle = rateLimitHandle(limit.policy, (request: Request) => limit.factsOf(request, envs.get(request)))
-  // Not \`instanceof Request\`: servers hand over requests of their own classes (Hono's Node server does).
+  // Not `instanceof Request`: servers hand over requests of their own classes (Hono's Node server does).
   const remember = (target: Request | string | readonly string[], env: unknown) => {
     if (env !== undefined && typeof target === 'object' && !Array.isArray(target)) envs.set(target as Request, env)
   }
@@ -106,23 +114,6 @@ export function rateLimit(options: FetchRateLimitOptions): FetchRateLimit {
       return handle.keyOf(request)
     },
   })
-}
-
-/** A request goes through a protection, then the handler; its response ends the protection's hold on it. */
-function guarded<Args extends unknown[]>(protection: FetchProtection<Request>, handler: FetchHandler<Args>) {
-  return async function protectedHandler(request: Request, ...args: [...Args, ...unknown[]]): Promise<Response> {
-    if (args.length > 0) envs.set(request, args[0])
-    const step = await protection.decide(request, args[0])
-    if (step.done) return step.response
-    let response: Response
-    try {
-      response = await handler(request, ...(args as unknown as Args))
-    } catch (error) {
-      step.fail()
-      throw error
-    }
-    return step.finish(response)
-  }
 }
 
 /** What `shedLoad` and `concurrencyLimit` return: a function that wraps a fetch handler in the protection. */

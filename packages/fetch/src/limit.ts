@@ -15,6 +15,7 @@ import {
   peerAddress,
   withHeaders,
 } from './exchange'
+import type { FetchProtection, RequestReader, Step } from './step'
 
 /**
  * What every fetch adapter takes beyond the shared HTTP options, `Req` being what its functions are given (a
@@ -46,35 +47,13 @@ export type FetchLimitOptions<Req> = HttpLimitOptions<Req, FetchOutcome> & Fetch
 
 const FETCH: HttpAdapter<Exchange> = { ownOptions: ['ip', 'onRejected'], rawResponse: (exchange) => exchange }
 
-/** How an adapter reads its framework's request: the Web request under it, and its path. */
-export interface RequestReader<Req> {
-  request(req: Req): Request
-  path(req: Req): string
-  /** What the server handed over beside the request, for the default `ip`. */
-  env(req: Req, env: unknown): unknown
-}
-
-/** What the policy decided for one request: answer it now, or run the handler and finish its response. */
-export type Step =
-  | { readonly done: true; readonly response: Response }
-  | {
-      readonly done: false
-      /** Undefined when skipped or uncounted. */
-      readonly decision: Decision | undefined
-      /** The handler's response, with the rate-limit headers and watched to its end. */
-      finish(response: Response): Response
-      /** The handler threw. */
-      fail(): void
-    }
-
 /**
  * A fetch adapter's limit, built once: `decide` runs per request. Shared by `@sluice/fetch` and its Hono
  * middleware, so both answer alike.
  */
-export interface FetchLimit<Req> {
+export interface FetchLimit<Req> extends FetchProtection<Req> {
   readonly policy: HttpPolicy<Req, Exchange>
   factsOf(req: Req, env?: unknown): RequestFacts
-  decide(req: Req, env: unknown): Promise<Step>
 }
 
 /**

@@ -6,22 +6,17 @@ import {
   type ProtectVerdict,
 } from '@sluice/core/internal'
 import { clientAddresses, type Exchange, exchangeOf, factsOf, peerAddress } from './exchange'
-import type { RequestReader } from './limit'
-
-/** What a protection decided for one request: answer it now, or let it go on and finish its response. */
-export type ProtectStep =
-  | { readonly done: true; readonly response: Response }
-  | { readonly done: false; finish(response: Response): Response; fail(): void }
-
-/** A protection of a fetch adapter, built once: `decide` runs per request. */
-export interface FetchProtection<Req> {
-  decide(req: Req, env: unknown): Promise<ProtectStep>
-}
+import type { FetchProtection, RequestReader, Step } from './step'
 
 /** The refusal of a protection (503 overloaded, 429 too many in flight), as a Response. */
-function stepOf(verdict: ProtectVerdict, exchange: Exchange): ProtectStep {
+function stepOf(verdict: ProtectVerdict, exchange: Exchange): Step {
   if (verdict.action === 'pass') {
-    return { done: false, finish: (response) => exchange.settle(response), fail: () => exchange.fail() }
+    return {
+      done: false,
+      decision: undefined,
+      finish: (response) => exchange.settle(response),
+      fail: () => exchange.fail(),
+    }
   }
   const headers = new Headers(verdict.headers as [string, string][])
   headers.set('Content-Type', JSON_CONTENT_TYPE)
