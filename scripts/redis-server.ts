@@ -1,10 +1,11 @@
 // Test infrastructure: a private redis-server (or a 6-node Redis Cluster) on free loopback ports, started and
 // stopped by the suites themselves. Nothing here is shipped; the suites import it directly.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { ensureDebianPackage } from './debian-package'
 
 /** A redis-server this process started. */
 export interface RedisServer {
@@ -44,43 +45,11 @@ const START_TIMEOUT_MS = 10_000
  * redis-server package (which brings redis-tools); otherwise throws saying how to install it.
  */
 export function ensureRedisInstalled(): void {
-  if (hasRedis()) return
-  const root = typeof process.getuid === 'function' && process.getuid() === 0
-  if (!root || spawnSync('apt-get', ['--version']).error) {
-    throw new Error(
-      'redis-server is not installed. Install it (Debian/Ubuntu: `sudo apt-get install -y redis-server`, ' +
-        'macOS: `brew install redis`) and run the tests again.',
-    )
-  }
-  // Two jest workers may get here at once: apt would fail on its own lock, so take ours first.
-  const lock = join(tmpdir(), 'sluice-redis-install.lock')
-  const deadline = Date.now() + 300_000
-  for (;;) {
-    try {
-      mkdirSync(lock)
-      break
-    } catch {
-      if (hasRedis()) return
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${lock} (remove it if no install is running)`)
-      // A lock older than 10 minutes belongs to a process that died.
-      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()
-      if (Date.now() - since > 600_000) rmdirSync(lock)
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 250)
-    }
-  }
-  try {
-    if (hasRedis()) return
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
-    for (const args of [['update'], ['install', '-y', '--no-install-recommends', 'redis-server']]) {
-      const result = spawnSync('apt-get', ['-o', 'DPkg::Lock::Timeout=120', ...args], { env, encoding: 'utf8' })
-      if (result.status !== 0) {
-        throw new Error(`apt-get ${args.join(' ')} failed:\n${result.stderr || result.stdout}`)
-      }
-    }
-    if (!hasRedis()) throw new Error('apt-get installed redis-server, but redis-server is still not on the PATH')
-  } finally {
-    rmdirSync(lock)
-  }
+  ensureDebianPackage({
+    name: 'redis-server',
+    present: hasRedis,
+    hint: 'Install it (Debian/Ubuntu: `sudo apt-get install -y redis-server`, macOS: `brew install redis`)',
+  })
 }
 
 function hasRedis(): boolean {
