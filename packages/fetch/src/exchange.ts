@@ -1,5 +1,6 @@
 import type { Decision } from '@sluice/core'
 import type { RequestFacts, ResponseLifecycle } from '@sluice/core/internal'
+import type { RequestReader } from './step'
 
 /**
  * How a request's exchange ended, as `refund(req, outcome)` sees it: the status the handler answered (500 when it
@@ -132,16 +133,32 @@ export function peerAddress(request: Request, env: unknown): string | undefined 
   return typeof node === 'string' ? node : undefined
 }
 
-/** The facts the core's policy reads, from a fetch request and the address it came from. */
-export function factsOf(request: Request, ip: string | undefined, path: string, ipGiven: boolean): RequestFacts {
+/**
+ * The facts the core's policies read of a request: its client address (from the `ip` option, or what the server
+ * handed over beside it), recorded for `ipKey`, and its method, path and headers.
+ */
+export function clientFacts<Req>(
+  req: Req,
+  env: unknown,
+  reader: RequestReader<Req>,
+  ip: ((req: Req, env: unknown) => string | undefined) | undefined,
+): RequestFacts {
+  const request = reader.request(req)
+  const address = ip === undefined ? peerAddress(request, reader.env(req, env)) : ip(req, env)
+  clientAddresses.set(request, address)
   return {
-    ip,
+    ip: address,
     method: request.method,
-    path,
+    path: reader.path(req),
     headers: headerRecord(request.headers),
     // A fetch adapter never reads X-Forwarded-For; an `ip` function that does is the application's own trust.
-    trustsProxy: () => ipGiven,
+    trustsProxy: () => ip !== undefined,
   }
+}
+
+/** The client address of a request for `ipKey`: the one a limit found for it, or what the server handed over. */
+export function knownAddress(request: Request, env: unknown): string | undefined {
+  return clientAddresses.has(request) ? clientAddresses.get(request) : peerAddress(request, env)
 }
 
 /**

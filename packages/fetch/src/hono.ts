@@ -8,7 +8,7 @@ import type {
 } from '@sluice/core'
 import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
 import type { Context, MiddlewareHandler } from 'hono'
-import { clientAddresses, peerAddress } from './exchange'
+import { knownAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
 import { type FetchConcurrencyOptions, fetchConcurrency, fetchShedding } from './protect'
 import type { FetchProtection } from './step'
@@ -126,9 +126,7 @@ export function concurrencyLimit(
  * app.use(rateLimit({ limit: 100, window: '1m', key: (c) => c.req.header('x-api-key') ?? ipKey(c) }))
  */
 export function ipKey(c: Context, options?: IpKeyOptions): string {
-  const request = c.req.raw
-  const address = clientAddresses.has(request) ? clientAddresses.get(request) : peerAddress(request, c.env)
-  return clientIpKey(address, options)
+  return clientIpKey(knownAddress(c.req.raw, c.env), options)
 }
 
 export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'

@@ -7,7 +7,7 @@ import type {
   Shedder,
 } from '@sluice/core'
 import { clientIpKey, rateLimitHandle } from '@sluice/core/internal'
-import { clientAddresses, decisions, peerAddress } from './exchange'
+import { decisions, knownAddress } from './exchange'
 import { type FetchLimitOptions, fetchLimit } from './limit'
 import { type FetchConcurrencyOptions, fetchConcurrency, fetchShedding } from './protect'
 import type { FetchProtection } from './step'
@@ -175,10 +175,7 @@ export function decisionOf(request: Request): Decision | undefined {
  * rateLimit({ limit: 100, window: '1m', key: (request) => request.headers.get('x-api-key') ?? ipKey(request) })
  */
 export function ipKey(request: Request, options?: IpKeyOptions, env?: unknown): string {
-  const address = clientAddresses.has(request)
-    ? clientAddresses.get(request)
-    : peerAddress(request, env ?? envs.get(request))
-  return clientIpKey(address, options)
+  return clientIpKey(knownAddress(request, env ?? envs.get(request)), options)
 }
 
 export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'

@@ -6,15 +6,7 @@ import {
   JSON_CONTENT_TYPE,
   type RequestFacts,
 } from '@sluice/core/internal'
-import {
-  clientAddresses,
-  type Exchange,
-  exchangeOf,
-  type FetchOutcome,
-  factsOf,
-  peerAddress,
-  withHeaders,
-} from './exchange'
+import { clientFacts, type Exchange, exchangeOf, type FetchOutcome, withHeaders } from './exchange'
 import type { FetchProtection, RequestReader, Step } from './step'
 
 /**
@@ -67,15 +59,7 @@ export interface FetchLimit<Req> extends FetchProtection<Req> {
 export function fetchLimit<Req>(options: FetchLimitOptions<Req>, reader: RequestReader<Req>): FetchLimit<Req> {
   const policy = createHttpPolicy<Req, Exchange>(options, FETCH)
   const { ip, onRejected } = options
-  const ipGiven = ip !== undefined
-  const addressOf = (req: Req, env: unknown) =>
-    ip === undefined ? peerAddress(reader.request(req), reader.env(req, env)) : ip(req, env)
-  const facts = (req: Req, env?: unknown) => {
-    const request = reader.request(req)
-    const address = addressOf(req, env)
-    clientAddresses.set(request, address)
-    return factsOf(request, address, reader.path(req), ipGiven)
-  }
+  const facts = (req: Req, env?: unknown) => clientFacts(req, env, reader, ip)
 
   return {
     policy,

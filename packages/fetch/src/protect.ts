@@ -5,7 +5,7 @@ import {
   JSON_CONTENT_TYPE,
   type ProtectVerdict,
 } from '@sluice/core/internal'
-import { clientAddresses, type Exchange, exchangeOf, factsOf, peerAddress } from './exchange'
+import { clientFacts, type Exchange, exchangeOf } from './exchange'
 import type { FetchProtection, RequestReader, Step } from './step'
 
 /** The refusal of a protection (503 overloaded, 429 too many in flight), as a Response. */
@@ -57,12 +57,9 @@ export function fetchConcurrency<Req>(
   return {
     limiter: policy.limiter,
     async decide(req, env) {
-      const request = reader.request(req)
-      const address = ip === undefined ? peerAddress(request, reader.env(req, env)) : ip(req, env)
-      clientAddresses.set(request, address)
-      const exchange = exchangeOf(request)
-      const verdict = await policy.handle(req, factsOf(request, address, reader.path(req), ip !== undefined), exchange)
-      return stepOf(verdict, exchange)
+      const facts = clientFacts(req, env, reader, ip)
+      const exchange = exchangeOf(reader.request(req))
+      return stepOf(await policy.handle(req, facts, exchange), exchange)
     },
   }
 }
