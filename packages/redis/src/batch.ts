@@ -24,28 +24,57 @@ export type Send = (
   replied: () => void,
 ) => Promise<unknown>
 
-/** One request of a batch: where its reply goes, and whom to tell that it is sent again (after NOSCRIPT). */
+/**
+ * One request of a batch: where its reply goes, and whom to tell that it is sent again (after NOSCRIPT or SLUICELATE),
+ * which answers whether the request is still waited for.
+ */
 interface Pending {
   /** How many rules it has: its entry of the reply is five numbers per rule. */
   readonly ruleCount: number
+  /** How many keys it has in the batch's keys. */
+  readonly keyCount: number
   readonly resolve: (outcomes: ScriptOutcome[]) => void
   readonly reject: (error: unknown) => void
-  readonly replied: (() => void) | undefined
+  readonly resent: (() => boolean) | undefined
 }
 
 /** The requests of one turn for one connection (one slot on a Cluster), as one call's keys and arguments. */
 class Batch {
   readonly keys: string[] = []
   /** Each distinct rule set once: its rule count, then its rules' arguments (see main.lua). */
-  readonly setArgs: (string | number)[] = []
+  readonly setArgs: (string | number)[]
   /** The plan of each rule set, by its number less one (a calendar set is never shared: undefined). */
-  readonly plans: (Plan | undefined)[] = []
+  readonly plans: (Plan | undefined)[]
   /** Per request: its rule set (from 1), mode, cost, and now ('' = Redis's clock). */
   readonly requestArgs: (string | number)[] = []
   readonly pending: Pending[] = []
-  mask = 0
+  mask: number
   /** Whether it has gone to Redis (it filled up before the turn ended). */
   sent = false
+
+  /** An empty batch, or one for some of the requests of `sent` (a batch that went to Redis: its sets are settled). */
+  constructor(sent?: Batch) {
+    this.setArgs = sent?.setArgs ?? []
+    this.plans = sent?.plans ?? []
+    this.mask = sent?.mask ?? 0
+  }
+
+  /** A batch of the requests of this one that `keep` picks, with the same rule sets; undefined when it picks none. */
+  only(keep: (request: Pending) => boolean): Batch | undefined {
+    const kept = new Batch(this)
+    const { keys, requestArgs, pending } = this
+    let keyAt = 0
+    for (let i = 0; i < pending.length; i++) {
+      const request = pending[i] as Pending
+      if (keep(request)) {
+        for (let k = keyAt; k < keyAt + request.keyCount; k++) kept.keys.push(keys[k] as string)
+        for (let a = 4 * i; a < 4 * i + 4; a++) kept.requestArgs.push(requestArgs[a] as string | number)
+        kept.pending.push(request)
+      }
+      keyAt += request.keyCount
+    }
+    return kept.pending.length === 0 ? undefined : kept
+  }
 
   /** The number of the rule set of `plan` in this batch; a calendar set has its own boundaries, so its own entry. */
   setOf(plan: Plan, aroundMs: number): number {
@@ -101,8 +130,10 @@ export class Batches {
 
   /**
    * Adds a request to its batch: `keys` are its rules' keys and block keys, `now` the instant it is decided at (''
-   * for Redis's clock), `aroundMs` the time a calendar rule's boundaries are sent around. Settles with its outcomes
-   * (one per rule), or with the error the script gave for this request alone, or the call's.
+   * for Redis's clock), `aroundMs` the time a calendar rule's boundaries are sent around, `resent` whom to tell when
+   * the request is sent again (it answers whether the request is still waited for; without it, a request Redis ran
+   * too late fails). Settles with its outcomes (one per rule), or with the error the script gave for this request
+   * alone, or the call's.
    */
   add(
     plan: Plan,
@@ -111,14 +142,14 @@ export class Batches {
     mode: Mode,
     now: number | '',
     aroundMs: number,
-    replied: (() => void) | undefined,
+    resent: (() => boolean) | undefined,
   ): Promise<ScriptOutcome[]> {
     const batch = this.cluster ? this.slotBatch(keys[0] as string) : this.singleBatch()
     const set = batch.setOf(plan, aroundMs)
     for (let i = 0; i < keys.length; i++) batch.keys.push(keys[i] as string)
     batch.requestArgs.push(set, mode, cost, now)
     const outcomes = new Promise<ScriptOutcome[]>((resolve, reject) => {
-      batch.pending.push({ ruleCount: plan.ruleCount, resolve, reject, replied })
+      batch.pending.push({ ruleCount: plan.ruleCount, keyCount: keys.length, resolve, reject, resent })
     })
     if (batch.pending.length >= this.maxRequests) {
       if (batch === this.single) this.single = undefined
@@ -173,7 +204,7 @@ export class Batches {
     for (const arg of batch.setArgs) args.push(arg)
     for (const arg of batch.requestArgs) args.push(arg)
     const replied = () => {
-      for (const request of pending) request.replied?.()
+      for (const request of pending) request.resent?.()
     }
     let sent: Promise<unknown>
     try {
@@ -185,16 +216,27 @@ export class Batches {
       (reply) => this.settle(pending, reply, sentAt),
       (error: unknown) => {
         const lateAt = redisTimeOf(error, 'SLUICELATE')
-        if (lateAt !== undefined && notAfter !== '') {
-          // Nothing was charged. A reply back this soon means the clocks moved, not the call: once more, with no
-          // deadline. Else Redis ran it past its deadline (it was held or redirected): it fails as a timeout would.
-          if (this.clock.wasStep(lateAt, sentAt, performance.now())) return this.call(batch, sentAt, '')
-          error = new CallExpired(
-            `Redis ran the call ${Math.round(lateAt - (notAfter - this.clock.lateMs))} ms after it was sent, past its deadline: nothing was charged`,
-            'node',
-          )
+        if (lateAt === undefined || notAfter === '') {
+          for (const request of pending) request.reject(error)
+          return
         }
-        for (const request of pending) request.reject(error)
+        // Nothing was charged. A reply back this soon means the clocks moved, not the call: once more, with no
+        // deadline. Else Redis ran it past its deadline (it was held or redirected, or it waited behind a burst).
+        const now = performance.now()
+        if (this.clock.wasStep(lateAt, sentAt, now)) return this.call(batch, sentAt, '')
+        const expired = new CallExpired(
+          `Redis ran the call ${Math.round(lateAt - (notAfter - this.clock.lateMs))} ms after it was sent, past its deadline: nothing was charged`,
+          'node',
+        )
+        // The deadline counts wall time, which this instance may have spent itself before Redis saw the call (a burst
+        // dispatched in one run, a client that writes in a later phase). A request still waited for goes again, with
+        // a new deadline: Redis answers, and nobody has given up on it. The others fail as a timeout would.
+        const again = batch.only((request) => {
+          if (request.resent?.() === true) return true
+          request.reject(expired)
+          return false
+        })
+        if (again !== undefined) this.call(again, now, this.clock.notAfter(now))
       },
     )
   }

@@ -49,6 +49,8 @@ export interface NodeRedisClient {
   readonly isOpen?: boolean
   readonly masters?: readonly unknown[]
   readonly slots?: readonly ({ readonly master?: { readonly address?: string } } | undefined)[]
+  /** node-redis 5 and 6: the same client, its commands sent with these options (`timeout`: 0 = none). */
+  withCommandOptions?(options: { timeout: number }): Pick<NodeRedisClient, 'evalSha' | 'eval' | 'del'>
 }
 
 /**
@@ -122,6 +124,11 @@ function scriptOptions(numKeys: number, args: readonly (string | number)[]): Nod
 
 function nodeRedis(client: NodeRedisClient): StoreClient {
   const isCluster = Array.isArray(client.masters)
+  // node-redis 6 fails a command 5 s after it was issued (`commandOptions.timeout`), counting the time it waits in the
+  // client's own queue, which a burst this instance dispatches in one run fills before anything is written: a healthy
+  // Redis then looked down. The store's own deadlines measure Redis and bound every call (see deadlines.ts); its calls
+  // go without the client's timer. The client's other commands keep it.
+  const calls = client.withCommandOptions?.({ timeout: 0 }) ?? client
   // node-redis 5 and 6 expose the cluster's slot map owner as `_slots`; 4 keeps it private (then a failover is
   // learnt on MOVED, or when a node's connection drops, only).
   const slotMap = (client as { readonly _slots?: { rediscover?(): Promise<void> } })._slots
@@ -129,9 +136,9 @@ function nodeRedis(client: NodeRedisClient): StoreClient {
     library: 'node-redis',
     isCluster,
     given: client,
-    evalsha: (sha, numKeys, ...args) => client.evalSha(sha, scriptOptions(numKeys, args)),
-    eval: (source, numKeys, ...args) => client.eval(source, scriptOptions(numKeys, args)),
-    del: (...keys) => client.del(keys),
+    evalsha: (sha, numKeys, ...args) => calls.evalSha(sha, scriptOptions(numKeys, args)),
+    eval: (source, numKeys, ...args) => calls.eval(source, scriptOptions(numKeys, args)),
+    del: (...keys) => calls.del(keys),
     masterOf: (slot) => client.slots?.[slot]?.master?.address,
     refreshSlots: () => {
       slotMap?.rediscover?.().catch(() => {})

@@ -25,9 +25,12 @@ export const BACKSTOP_TIMEOUTS = 30
 interface Waiting {
   /** The order in which calls were sent on this connection. */
   readonly seq: number
+  /** When the call was sent, on the clock that counts silence by the wall clock (see `Deadlines.awake`). */
   readonly sentAt: number
   /** This instance's idle time when the call was sent. */
   readonly idleAtSend: number
+  /** This instance's idle time when the call was first sent: the backstop counts its whole wait, resends included. */
+  readonly idleAtFirstSend: number
   readonly reject: (error: Error) => void
   settled: boolean
 }
@@ -43,6 +46,8 @@ export interface DeadlineOptions {
   readonly backstopMs: number
   /** Tests: the idle-time clock (see `idle-time.ts`). */
   readonly idleMs?: () => number
+  /** Tests: the monotonic clock, in ms (performance.now()). */
+  readonly nowMs?: () => number
 }
 
 /**
@@ -62,7 +67,10 @@ export interface DeadlineOptions {
  *   nothing about it, so its wait counts from when it was overtaken, and its expiry concerns it alone (`'slot'`).
  * - Backstops, at `backstopMs`: no call waits longer than that in idle time, however steadily other calls
  *   are answered, so no request hangs on a Redis that answers too slowly ever to catch up; and no connection stays
- *   silent that long by the wall clock, so an instance too busy ever to be idle still notices a hung Redis.
+ *   silent that long by the wall clock, so an instance too busy ever to be idle still notices a hung Redis. That clock
+ *   leaves out the time the event loop was held past the deadline timer (a burst dispatched in one synchronous run, a
+ *   long handler): while it is held, this instance cannot read a reply, and a client that writes in a later phase
+ *   (node-redis writes in setImmediate) has not even sent the call. A silence is counted from the loop's next turn.
  *
  * One timer serves every call of the connection, armed for the oldest one; settling a call is O(1).
  *
@@ -83,25 +91,33 @@ export class Deadlines {
   private overtakenAt: number | undefined
   private overtakenIdle = 0
   private scheduled = false
+  /** When the armed timer is due (performance.now()). */
+  private dueAt = 0
+  /** How long, in all, the event loop was held over a timeout past the timer's due time: nothing was read meanwhile. */
+  private heldMs = 0
   private readonly idle: () => number
+  private readonly now: () => number
 
   constructor(private readonly options: DeadlineOptions) {
     this.idle = options.idleMs ?? idleMs
+    this.now = options.nowMs ?? (() => performance.now())
   }
 
   /**
    * Settles as `work` does, unless its deadline passes first. `work` gets `resent`, to call when it sends the call
-   * again on the connection (after NOSCRIPT, the script itself): Redis replied, and the call's reply now comes after
-   * those of the commands sent before it again, so it takes its place at the back of the line.
+   * again on the connection (after NOSCRIPT, the script itself; after SLUICELATE, with a new deadline): Redis replied,
+   * and the call's reply now comes after those of the commands sent before it again, so it takes its place at the back
+   * of the line. `resent` answers whether the call is still waited for: false once it was given up.
    */
-  run<T>(work: (resent: () => void) => Promise<T>): Promise<T> {
+  run<T>(work: (resent: () => boolean) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let call = this.enqueue(reject)
+      let call = this.enqueue(reject, this.idle())
       if (!this.scheduled) this.arm(this.options.timeoutMs)
       let answer: Promise<T>
       try {
         answer = work(() => {
           call = this.resend(call)
+          return !call.settled
         })
       } catch (error) {
         answer = Promise.reject(error)
@@ -133,11 +149,12 @@ export class Deadlines {
     this.overtakenAt = undefined
   }
 
-  private enqueue(reject: (error: Error) => void): Waiting {
+  private enqueue(reject: (error: Error) => void, idleAtFirstSend: number): Waiting {
     const call: Waiting = {
       seq: this.sent++,
-      sentAt: performance.now(),
+      sentAt: this.awake(),
       idleAtSend: this.idle(),
+      idleAtFirstSend,
       reject,
       settled: false,
     }
@@ -145,8 +162,13 @@ export class Deadlines {
     return call
   }
 
+  /** The wall clock less the time the event loop was held: the clock a silence by the wall clock is counted on. */
+  private awake(): number {
+    return this.now() - this.heldMs
+  }
+
   private replied(): void {
-    this.lastReplyAt = performance.now()
+    this.lastReplyAt = this.awake()
     this.lastReplyIdle = this.idle()
   }
 
@@ -156,7 +178,7 @@ export class Deadlines {
     if (call.settled) return call // given up already: the resend's reply is only absorbed
     call.settled = true
     if (this.line[this.head] === call) this.pop()
-    return this.enqueue(call.reject)
+    return this.enqueue(call.reject, call.idleAtFirstSend)
   }
 
   /** Takes in a call's reply or error; answers whether the call was still waiting for it. */
@@ -197,6 +219,7 @@ export class Deadlines {
 
   private arm(delayMs: number): void {
     this.scheduled = true
+    this.dueAt = this.now() + delayMs
     // A deadline never keeps the process alive on its own.
     setTimeout(this.wake, delayMs).unref()
   }
@@ -208,16 +231,23 @@ export class Deadlines {
 
   private readonly examine = (): void => {
     this.scheduled = false
+    // Examined over a timeout later than due: the event loop was held (a timer fired late, or a long run in the poll
+    // phase came before this check, or the process got no CPU). Meanwhile this instance could not read a reply, nor a
+    // client write a call, which says nothing about Redis. A hung Redis is still noticed: it stays silent on the turns
+    // after. The ordinary lateness of a busy loop (its turns shorter than a timeout) is left in: an instance that is
+    // never idle notices a silent Redis by the clock as before.
+    const lateMs = this.now() - this.dueAt
+    if (lateMs > this.options.timeoutMs) this.heldMs += lateMs
     const { timeoutMs, backstopMs } = this.options
     while (this.head < this.line.length) {
       const call = this.line[this.head] as Waiting
-      const now = performance.now()
+      const now = this.awake()
       const idle = this.idle()
       // Silent since the call was sent, or since the last reply (or, for a call overtaken, since it was overtaken).
       const overtaken = this.overtakenAt !== undefined
       const silentMs = idle - Math.max(call.idleAtSend, overtaken ? this.overtakenIdle : this.lastReplyIdle)
       const silentWallMs = now - Math.max(call.sentAt, overtaken ? (this.overtakenAt as number) : this.lastReplyAt)
-      const waitedMs = idle - call.idleAtSend
+      const waitedMs = idle - call.idleAtFirstSend
       const leftMs = Math.min(timeoutMs - silentMs, backstopMs - silentWallMs, backstopMs - waitedMs)
       if (leftMs > 0) {
         // Idle time runs no faster than the wall clock: the timer is never late for it, at worst early.
@@ -229,8 +259,11 @@ export class Deadlines {
         call.reject(new CallExpired(`Redis took over ${backstopMs} ms to answer while answering other calls`, 'node'))
       } else if (overtaken) {
         call.reject(new CallExpired(`Redis answered later calls but not this one within ${timeoutMs} ms`, 'slot'))
-      } else {
+      } else if (silentMs >= timeoutMs) {
         call.reject(new CallExpired(`Redis did not answer within ${timeoutMs} ms`, 'node'))
+      } else {
+        const busy = `Redis did not answer within ${backstopMs} ms, while this instance was too busy to be idle`
+        call.reject(new CallExpired(busy, 'node'))
       }
       this.pop()
     }

@@ -77,7 +77,7 @@ export class NodeHealth {
   }
 
   /** Runs `work` on this node within its deadlines, unless the node is away; Away when the work was not done. */
-  async call<T>(key: string, work: (resent: () => void) => Promise<T>): Promise<T | Away> {
+  async call<T>(key: string, work: (resent: () => boolean) => Promise<T>): Promise<T | Away> {
     if (this.outage !== undefined) {
       this.tick()
       return this.outage

@@ -43,25 +43,26 @@ export class ScriptRunner {
   }
 
   /**
-   * One call of `plan`'s rules on `redisKeys`, in the batch of this turn. `replied` is told when Redis answered
-   * NOSCRIPT: the connection is alive, and the call goes on with the reload.
+   * One call of `plan`'s rules on `redisKeys`, in the batch of this turn. `resent` is told when the call is sent again
+   * because Redis answered (NOSCRIPT: the call goes on with the reload; SLUICELATE: with a new deadline) and answers
+   * whether the call is still waited for; without it, a call Redis ran past its deadline fails.
    */
   run(
     plan: Plan,
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
-    replied?: () => void,
+    resent?: () => boolean,
   ): Promise<ScriptOutcome[]> {
     const instantMs = this.clock === undefined ? Date.now() : Math.floor(this.clock())
-    const sent = this.decide(plan, redisKeys, cost, mode, instantMs, replied)
+    const sent = this.decide(plan, redisKeys, cost, mode, instantMs, resent)
     if (!plan.calendar) return sent
     // The Redis clock is more than a period away from this instance's: ask again around the Redis time. A second
     // such answer (the Redis clock jumped by a period within one round trip) is an error, never a guess.
     return sent.catch((error: unknown) => {
       const redisMs = redisTimeOf(error, 'SLUICE_CLOCK')
       if (redisMs === undefined) throw error
-      return this.decide(plan, redisKeys, cost, mode, redisMs, replied).catch((again: unknown) => {
+      return this.decide(plan, redisKeys, cost, mode, redisMs, resent).catch((again: unknown) => {
         if (redisTimeOf(again, 'SLUICE_CLOCK') === undefined) throw again
         throw new Error(`sluice: the Redis clock moved by more than a calendar period during one call (${again})`)
       })
@@ -75,11 +76,11 @@ export class ScriptRunner {
     cost: number,
     mode: Mode,
     aroundMs: number,
-    replied: (() => void) | undefined,
+    resent: (() => boolean) | undefined,
   ): Promise<ScriptOutcome[]> {
     const keys = plan.blocks.length === 0 ? redisKeys : [...redisKeys, ...blockKeys(plan, redisKeys)]
     const now = this.clock === undefined ? '' : Math.floor(this.clock())
-    return this.batches.add(plan, keys, cost, mode, now, aroundMs, replied)
+    return this.batches.add(plan, keys, cost, mode, now, aroundMs, resent)
   }
 
   /** The one place a script call is sent: EVALSHA, and after NOSCRIPT one EVAL with the script's text. */

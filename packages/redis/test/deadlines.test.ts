@@ -14,12 +14,20 @@ function pending<T = string>(): { promise: Promise<T>; resolve: (value: T) => vo
   return { promise, resolve, reject }
 }
 
-/** Deadlines on a fake idle clock: `wait` passes time with the instance idle, `busy` with it running code. */
+/**
+ * Deadlines on a fake idle clock: `wait` passes time with the instance idle, `busy` with it running code (turn after
+ * turn), `hold` with it stuck in one synchronous run (the clock moves, no timer fires until the next turn).
+ */
 function clocked(timeoutMs = 100, backstopMs = 3000) {
   let idleMs = 0
-  const deadlines = new Deadlines({ timeoutMs, backstopMs, idleMs: () => idleMs })
+  let heldMs = 0
+  const nowMs = () => performance.now() + heldMs
+  const deadlines = new Deadlines({ timeoutMs, backstopMs, idleMs: () => idleMs, nowMs })
   return {
     deadlines,
+    hold(ms: number) {
+      heldMs += ms
+    },
     async wait(ms: number) {
       for (let i = 0; i < ms; i++) {
         idleMs += 1
@@ -150,7 +158,67 @@ test('an instance too busy ever to be idle still gives up on a connection silent
   await busy(999)
   expect(call.result).toBeUndefined()
   await busy(2)
-  expect(call.result).toBe('node: Redis did not answer within 100 ms')
+  expect(call.result).toBe('node: Redis did not answer within 1000 ms, while this instance was too busy to be idle')
+})
+
+test('regression: a synchronous run longer than the backstop (a burst dispatched at once) is not a silent Redis', async () => {
+  // 20,000 consumes made in one run held the loop for 3.4 s on a loaded machine; node-redis writes in setImmediate, so
+  // Redis had not even seen the first call when the deadline was examined, and a healthy Redis was declared down.
+  const { deadlines, hold, busy } = clocked(100, 1000)
+  const reply = pending()
+  const call = outcome(deadlines.run(() => reply.promise))
+  hold(3500)
+  await busy(100) // the loop turns: the timer fires 3.4 s late, and Redis has not answered yet
+  expect(call.result).toBeUndefined()
+  reply.resolve('answered on the next turns')
+  await busy(1)
+  expect(call.result).toBe('ok answered on the next turns')
+})
+
+test('regression: a run that holds the loop between the deadline timer and its check is not silence either', async () => {
+  // The timer fired, then the poll phase handed the reply of the call before (a warm-up) to code that dispatched a
+  // 20,000-call burst in one 5.5 s run, then the deadlines were checked: the replies of that burst had arrived, unread.
+  const { deadlines, hold, busy } = clocked(100, 1000)
+  const reply = pending()
+  const call = outcome(deadlines.run(() => reply.promise))
+  setTimeout(() => hold(5500), 100) // runs after the deadline timer due at 100 ms, before its check
+  await busy(100)
+  expect(call.result).toBeUndefined()
+  reply.resolve('read on the next turn')
+  await busy(1)
+  expect(call.result).toBe('ok read on the next turn')
+})
+
+test('after the loop was held, a Redis that stays silent is still given up: the held time alone is left out', async () => {
+  const { deadlines, hold, busy } = clocked(100, 1000)
+  const call = outcome(deadlines.run(() => pending().promise))
+  hold(3500) // past the timer due at 100 ms: 3.5 s the clock counts for nothing
+  await busy(999) // then the loop turns, never idle
+  expect(call.result).toBeUndefined()
+  await busy(3) // the held 3.5 s, and the 1 ms the fake timers take from the timer to its check, are left out
+  expect(call.result).toBe('node: Redis did not answer within 1000 ms, while this instance was too busy to be idle')
+})
+
+test('resent answers whether the call is still waited for; its whole wait, resends included, meets the backstop', async () => {
+  const { deadlines, wait } = clocked(100, 1000)
+  let resent!: () => boolean
+  const reply = pending()
+  const call = outcome(
+    deadlines.run((onResent) => {
+      resent = onResent
+      return reply.promise
+    }),
+  )
+  // Redis refuses it as late every 90 ms (a reply each time), and it is sent again: still waited for, until the
+  // backstop of its whole wait.
+  const answers: boolean[] = []
+  for (let i = 0; i < 12; i++) {
+    await wait(90)
+    answers.push(resent())
+  }
+  expect(answers.slice(0, 11)).toEqual(Array(11).fill(true))
+  expect(answers[11]).toBe(false)
+  expect(call.result).toBe('node: Redis took over 1000 ms to answer while answering other calls')
 })
 
 test('a reply or an error after the deadline is absorbed, and an error in time is the caller’s', async () => {
