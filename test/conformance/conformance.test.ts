@@ -271,7 +271,7 @@ const cases: Case[] = [
   {
     name: 'a spoofed X-Forwarded-For with trust proxy off counts under the connection address, with one warning',
     async run(start) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       const app = await start({ limit: { limit: 3, window: '1m', store } })
       for (const [forwarded, remaining] of [
         ['203.0.113.1', 2],
@@ -290,7 +290,7 @@ const cases: Case[] = [
   {
     name: 'behind a trusted proxy, one key per forwarded client',
     async run(start) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       const app = await start({ trustProxy: true, limit: { limit: 3, window: '1m', store } })
       for (const client of ['203.0.113.1', '203.0.113.2', '203.0.113.1']) {
         await get(app).set('x-forwarded-for', client).expect(200)
@@ -304,7 +304,7 @@ const cases: Case[] = [
   {
     name: 'a forwarded address with a port is one client, whatever its port (issue 9: 6 of 6 admitted at limit 3)',
     async run(start) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       const app = await start({ trustProxy: true, limit: { limit: 3, window: '1m', store } })
       // What some load balancers send: the client's address with its source port, IPv6 in brackets.
       const spellings = [
@@ -331,7 +331,7 @@ const cases: Case[] = [
   {
     name: 'two IPv6 clients in one /64 share a count; ::ffff:1.2.3.4 counts as 1.2.3.4',
     async run(start) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       const app = await start({ trustProxy: true, limit: { limit: 10, window: '1m', store } })
       const from = (address: string) => get(app).set('x-forwarded-for', address).expect(200)
       await from('2001:db8:1:2::1')
@@ -348,7 +348,7 @@ const cases: Case[] = [
   {
     name: 'a custom key falling back to ipKey(req) keeps the /64 grouping that a fallback to req.ip loses, IPv4 as it is',
     async run(start, framework) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       // The docs' keys example: an API key when there is one, else the client address.
       const key = (req: NeutralRequest) => {
         const apiKey = req.headers['x-api-key']
@@ -380,7 +380,7 @@ const cases: Case[] = [
   {
     name: 'ipKey(req) keys a malformed address as it is (trimmed, at most 64 characters), never failing the request',
     async run(start, framework) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       const app = await start({ trustProxy: true, limit: { limit: 10, window: '1m', key: framework.ipKey, store } })
       const long = 'x'.repeat(100)
       await get(app).set('x-forwarded-for', 'not-an-address').expect(200)
@@ -392,7 +392,7 @@ const cases: Case[] = [
   {
     name: 'ipKey(req, { ipv6Subnet }) groups per the given prefix (56, or false for whole addresses); 0 throws naming it',
     async run(start, framework) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clockedStore().store)
       const errors: unknown[] = []
       const key = (req: NeutralRequest) => {
         try {
@@ -416,7 +416,12 @@ const cases: Case[] = [
     name: 'skip: skipped requests are neither counted nor given headers',
     async run(start) {
       const app = await start({
-        limit: { limit: 2, window: '1m', skip: (req) => req.headers['x-health-check'] === '1' },
+        limit: {
+          limit: 2,
+          window: '1m',
+          store: clockedStore().store,
+          skip: (req) => req.headers['x-health-check'] === '1',
+        },
       })
       for (let i = 0; i < 5; i++) {
         const res = await get(app).set('x-health-check', '1').expect(200)
@@ -431,7 +436,7 @@ const cases: Case[] = [
     name: 'refund: failed responses give their cost back',
     async run(start) {
       const app = await start({
-        limit: { limit: 2, window: '1m', refund: (_req, res) => res.statusCode >= 400 },
+        limit: { limit: 2, window: '1m', store: clockedStore().store, refund: (_req, res) => res.statusCode >= 400 },
         routes: [
           { method: 'GET', path: '/ok' },
           { method: 'GET', path: '/broken', status: 500 },

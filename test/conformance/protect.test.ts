@@ -261,7 +261,7 @@ const cases: Case[] = [
   {
     name: 'denyList: a denied /24 gets 403 no-store {"error":"forbidden"}, no rate-limit headers, the store untouched',
     async run(start) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clocked(BERLIN_MIDNIGHT + 10_000).store)
       const app = await start({
         trustProxy: true,
         limit: { limit: 100, window: '1m', store, denyList: ['203.0.113.0/24', '2001:db8:bad::/48'] },
@@ -282,7 +282,7 @@ const cases: Case[] = [
   {
     name: 'allowList: an allowed address (IPv4 or an IPv6 CIDR) is never counted and gets no headers',
     async run(start) {
-      const store = new RecordingStore(new MemoryStore())
+      const store = new RecordingStore(clocked(BERLIN_MIDNIGHT + 10_000).store)
       const app = await start({
         trustProxy: true,
         limit: { limit: 2, window: '1m', store, allowList: ['198.51.100.7', '2001:db8:ab::/48'] },
@@ -307,6 +307,7 @@ const cases: Case[] = [
         limit: {
           limit: 1,
           window: '1m',
+          store: clocked(BERLIN_MIDNIGHT + 10_000).store,
           denyList: async (req) => req.headers['x-api-key'] === 'revoked',
           allowList: (req) => req.headers['x-api-key'] === 'internal' || req.headers['x-api-key'] === 'revoked',
         },
