@@ -1,11 +1,12 @@
 // Faults of a Redis Cluster under load, one after the other on one cluster.
 //
 // A master is lost (SIGKILL, or SIGSTOP: a hang, not a refusal). Health belongs to the node: keys on the healthy
-// masters keep being decided by Redis, the failed master's keys are decided locally (or refused, under 'closed')
-// until Redis truly answers for them again (no flapping), no request the store gave up on is charged later, and the
-// store is back on Redis within a second of the replica's promotion. (A stopped master that resumes reads the calls that
-// waited in its socket and answers them MOVED, and ioredis follows that to the promoted replica at once: those calls
-// are older than their deadline, 30 × timeout, by then, and the script refuses them, 'SLUICELATE'.)
+// masters keep being decided by Redis, the failed master's keys are decided locally (or refused, under 'closed') until
+// Redis truly answers for them again (no flapping), no request the store gave up on is charged later, and the store is
+// back on Redis within a second of the replica's promotion (or of the outage, when a starved instance declares it
+// later). (A stopped master that resumes reads the calls that waited in its socket and answers them MOVED, and ioredis
+// follows that to the promoted replica at once: those calls are older than their deadline, 30 × timeout, by then, and
+// the script refuses them, 'SLUICELATE'.)
 //
 // Slots migrate from one master to another under load on stacked rules (two keys per request, in one slot). While a
 // slot is split between its source and its target, Redis answers TRYAGAIN, and the target has never loaded the script
@@ -147,6 +148,11 @@ describe.each((['SIGKILL', 'SIGSTOP'] as const).map((signal) => [signal, 'ioredi
       const lastRefused = failedAfter.filter((o) => o.result !== 'admitted').at(-1)
       const backAt = failedAfter.find((o) => lastRefused !== undefined && o.at > lastRefused.at)?.at ?? Number.NaN
       const failedRefused = count(failedAfter, (o) => o.result !== 'admitted')
+      // The store can come back only from an outage it has declared. A call on the stopped master is given up on after
+      // 100 ms of this instance's free time (up to the 3 s backstop), so on a starved machine the outage can be declared
+      // after the promotion; the second is counted from the later of the two.
+      const declaredAt = closedLog.lines.find((l) => l.level === 'warn' && l.at > faultAt)?.at ?? faultAt
+      const backFrom = Math.max(promotedAt, declaredAt)
       // During the failover (fault to recovery, by the 'local' store's log) at most the limit per key, locally.
       const recovered = localLog.lines.find((l) => l.level === 'info' && l.at > faultAt)?.at ?? Number.POSITIVE_INFINITY
       const duringFailover = (key: string) =>
@@ -181,8 +187,9 @@ describe.each((['SIGKILL', 'SIGSTOP'] as const).map((signal) => [signal, 'ioredi
           `${healthyOverLimit.length} keys; failed slots (${failed.size} keys) refused ${failedRefused}; most admitted per ` +
           `failed key during the failover ${mostDuringFailover}; outages/recoveries logged: local ${outages(localLog)}/` +
           `${recoveries(localLog)}, closed ${outages(closedLog)}/${recoveries(closedLog)}; charged beyond Redis's answers ${late} ` +
-          `(calls whose reply the fault lost ${repliesLost}; answered but lost with the master ${lost}); promoted ${(promotedAt - faultAt).toFixed(0)} ms after the fault, back on ` +
-          `Redis ${(backAt - promotedAt).toFixed(0)} ms after the promotion; slowest decision ${slowest.toFixed(0)} ms ` +
+          `(calls whose reply the fault lost ${repliesLost}; answered but lost with the master ${lost}); outage declared ` +
+          `${(declaredAt - faultAt).toFixed(0)} ms and promoted ${(promotedAt - faultAt).toFixed(0)} ms after the fault, back on ` +
+          `Redis ${(backAt - backFrom).toFixed(0)} ms after both; slowest decision ${slowest.toFixed(0)} ms ` +
           `(process frozen at most ${frozenMs.toFixed(0)} ms)`,
       )
 
@@ -199,7 +206,7 @@ describe.each((['SIGKILL', 'SIGSTOP'] as const).map((signal) => [signal, 'ioredi
       expect(healthyRefused).toBe(0)
       expect(healthyOverLimit).toEqual([])
       expect(failedRefused).toBeGreaterThan(0)
-      expect(backAt - promotedAt).toBeLessThanOrEqual(1000)
+      expect(backAt - backFrom).toBeLessThanOrEqual(1000)
       expect(mostDuringFailover).toBeLessThanOrEqual(LIMIT)
       // One outage and one recovery each: no flapping.
       expect([outages(localLog), recoveries(localLog), outages(closedLog), recoveries(closedLog)]).toEqual([1, 1, 1, 1])
