@@ -13,6 +13,7 @@ import type { Outcome } from '@sluice/core/store'
 import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
+import { sleep } from './cluster-load'
 
 export type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
 
@@ -217,10 +218,11 @@ export function outcomes(decision: Decision): Outcome[] {
 
 let traceCount = 0
 
-/** A logger that keeps only the lines saying Redis is unavailable. */
-const onlyOutages = (into: string[]) => (message: string) => {
-  if (/unavailable/.test(message)) into.push(message)
-}
+/** A log line that says Redis is unavailable goes `into`; any other to `otherwise`. */
+const outagesInto =
+  (into: string[], otherwise: (message: string) => void = () => {}) =>
+  (message: string) =>
+    /unavailable/.test(message) ? into.push(message) : otherwise(message)
 
 /** A trace replayed up to this many times when the store declared Redis unavailable meanwhile (see `differential`). */
 const ATTEMPTS = 5
@@ -250,10 +252,7 @@ export async function differential(
     // Default options: the short-circuit answers whatever it may, and must answer what Redis would.
     const outages: string[] = []
     // Other lines go where the default logger would send them.
-    const logger = {
-      warn: (message: string) => (/unavailable/.test(message) ? outages.push(message) : console.warn(message)),
-      error: (message: string) => (/unavailable/.test(message) ? outages.push(message) : console.error(message)),
-    }
+    const logger = { warn: outagesInto(outages, console.warn), error: outagesInto(outages, console.error) }
     const redisStore = replayStore({ client, clock, logger })
     const memory = memoryStore.bind(rules)
     const redis = redisStore.bind(rules)
@@ -288,7 +287,7 @@ export async function differential(
     if (outages.length > 0) return done('outage')
     // The final state must agree too: peek every rule alone (bound on its own, beside the stack it belongs to; its own
     // warnings are not this test's, an outage is).
-    const alone = { logger: { warn: onlyOutages(outages), error: onlyOutages(outages) } }
+    const alone = { logger: { warn: outagesInto(outages), error: outagesInto(outages) } }
     for (const [i, rule] of rules.entries()) {
       const key = ODD_KEYS[trace.ops.at(-1)?.keys[i] ?? 0] as string
       const actual = outcomes(await redisStore.bind([rule], alone).apply([key], 1, false))
@@ -301,7 +300,7 @@ export async function differential(
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       if ((await replay(trace)) === 'replayed') return
       // Whatever starved Redis may last a moment: the next replay starts after it.
-      await new Promise((resolve) => setTimeout(resolve, 250 * attempt))
+      await sleep(250 * attempt)
     }
     throw new Error(`Redis was declared unavailable in each of ${ATTEMPTS} replays of this trace`)
   })
