@@ -1,8 +1,8 @@
 import type { CalendarPeriod, Outcome } from '@sluice/core/store'
 import { CallExpired } from './deadlines'
 import { redisTimeOf } from './errors'
-import type { Mode, Plan } from './plan'
 import type { RedisClock } from './redis-clock'
+import type { Mode, Plan } from './rule-set'
 import { type Script, scriptForMask } from './script'
 import { keySlot } from './slot'
 

@@ -15,8 +15,8 @@ import { Away } from './health'
 import type { KeyErrors } from './key-errors'
 import { redisKey, redisKeyPrefix } from './keys'
 import type { Nodes } from './nodes'
-import type { Rejections } from './rejections'
 import { blockKeys, type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
+import type { Rejections } from './short-circuit'
 
 /** What every binding of one RedisStore shares. */
 export interface RedisShared {

@@ -21,9 +21,9 @@ import { warnAboutClientOptions } from './client-options'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { KeyErrors } from './key-errors'
 import { Nodes } from './nodes'
-import { Rejections } from './rejections'
 import { REGISTRY_REFRESH_MS, RuleRegistry } from './rule-registry'
 import { ScriptRunner } from './script-runner'
+import { Rejections } from './short-circuit'
 
 /**
  * The client a store uses: an ioredis `Redis` or `Cluster`, or a node-redis client (`createClient()`) or cluster

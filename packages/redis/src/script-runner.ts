@@ -2,11 +2,11 @@ import { Batches, MAX_BATCH_REQUESTS, type ScriptOutcome } from './batch'
 import type { StoreClient } from './client'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { errorCode, redisTimeOf } from './errors'
-import { blockKeys, type Mode, type Plan } from './plan'
 import { RedisClock } from './redis-clock'
+import { blockKeys, type Mode, type Plan } from './rule-set'
 import type { Script } from './script'
 
-export { blockKeys, type Mode, type Plan, planFor } from './plan'
+export { blockKeys, type Mode, type Plan, planFor } from './rule-set'
 
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).

@@ -1,6 +1,6 @@
 import { type CompiledRule, createLimiter, type LimiterOptions } from '@sluice/core'
 import type { ScriptOutcome } from '../src/batch'
-import { Rejections } from '../src/rejections'
+import { Rejections } from '../src/short-circuit'
 
 const rejected = (retryAfterMs: number, blockLeftMs = 0): ScriptOutcome => ({
   allowed: false,
