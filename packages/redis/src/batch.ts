@@ -2,7 +2,7 @@ import type { CalendarPeriod, Outcome } from '@sluice/core/store'
 import { CallExpired } from './deadlines'
 import { redisTimeOf } from './errors'
 import type { RedisClock } from './redis-clock'
-import type { Mode, Plan } from './rule-set'
+import type { Mode, RuleSet } from './rule-set'
 import { type Script, scriptForMask } from './script'
 import { keySlot } from './slot'
 
@@ -43,8 +43,8 @@ class Batch {
   readonly keys: string[] = []
   /** Each distinct rule set once: its rule count, then its rules' arguments (see main.lua). */
   readonly setArgs: (string | number)[]
-  /** The plan of each rule set, by its number less one (a calendar set is never shared: undefined). */
-  readonly plans: (Plan | undefined)[]
+  /** Each rule set of this batch, by its number less one (a calendar set is never shared: undefined). */
+  readonly ruleSets: (RuleSet | undefined)[]
   /** Per request: its rule set (from 1), mode, cost, and now ('' = Redis's clock). */
   readonly requestArgs: (string | number)[] = []
   readonly pending: Pending[] = []
@@ -55,7 +55,7 @@ class Batch {
   /** An empty batch, or one for some of the requests of `sent` (a batch that went to Redis: its sets are settled). */
   constructor(sent?: Batch) {
     this.setArgs = sent?.setArgs ?? []
-    this.plans = sent?.plans ?? []
+    this.ruleSets = sent?.ruleSets ?? []
     this.mask = sent?.mask ?? 0
   }
 
@@ -76,19 +76,19 @@ class Batch {
     return kept.pending.length === 0 ? undefined : kept
   }
 
-  /** The number of the rule set of `plan` in this batch; a calendar set has its own boundaries, so its own entry. */
-  setOf(plan: Plan, aroundMs: number): number {
+  /** The number of `ruleSet` in this batch; a calendar set has its own boundaries, so its own entry. */
+  setOf(ruleSet: RuleSet, aroundMs: number): number {
     // A batch holds a handful of rule sets at most, most often one: a scan beats a Map.
-    const known = plan.calendar ? -1 : this.plans.indexOf(plan)
+    const known = ruleSet.calendar ? -1 : this.ruleSets.indexOf(ruleSet)
     if (known !== -1) return known + 1
     const { setArgs } = this
-    setArgs.push(plan.ruleCount)
-    for (const arg of plan.ruleArgs) {
+    setArgs.push(ruleSet.ruleCount)
+    for (const arg of ruleSet.ruleArgs) {
       if (typeof arg === 'string') setArgs.push(arg)
       else setArgs.push(...(arg as CalendarPeriod).boundariesAround(aroundMs))
     }
-    this.mask |= plan.codeMask
-    return this.plans.push(plan.calendar ? undefined : plan)
+    this.mask |= ruleSet.codeMask
+    return this.ruleSets.push(ruleSet.calendar ? undefined : ruleSet)
   }
 }
 
@@ -103,7 +103,7 @@ class Batch {
  *
  * @example
  * const batches = new Batches(send, false, 0, new RedisClock(3000))
- * const [outcome] = await batches.add(plan, ['sluice:default:fw:{42}'], 1, 'charge', '', Date.now(), undefined)
+ * const [outcome] = await batches.add(ruleSet, ['sluice:default:fw:{42}'], 1, 'charge', '', Date.now(), undefined)
  */
 export class Batches {
   /** The batch this turn fills, on a single connection. */
@@ -136,7 +136,7 @@ export class Batches {
    * alone, or the call's.
    */
   add(
-    plan: Plan,
+    ruleSet: RuleSet,
     keys: readonly string[],
     cost: number,
     mode: Mode,
@@ -145,11 +145,11 @@ export class Batches {
     resent: (() => boolean) | undefined,
   ): Promise<ScriptOutcome[]> {
     const batch = this.cluster ? this.slotBatch(keys[0] as string) : this.singleBatch()
-    const set = batch.setOf(plan, aroundMs)
+    const set = batch.setOf(ruleSet, aroundMs)
     for (let i = 0; i < keys.length; i++) batch.keys.push(keys[i] as string)
     batch.requestArgs.push(set, mode, cost, now)
     const outcomes = new Promise<ScriptOutcome[]>((resolve, reject) => {
-      batch.pending.push({ ruleCount: plan.ruleCount, keyCount: keys.length, resolve, reject, resent })
+      batch.pending.push({ ruleCount: ruleSet.ruleCount, keyCount: keys.length, resolve, reject, resent })
     })
     if (batch.pending.length >= this.maxRequests) {
       if (batch === this.single) this.single = undefined
@@ -200,7 +200,7 @@ export class Batches {
   /** Sends `batch` with `notAfter` (see main.lua) and settles its requests with the reply. */
   private call(batch: Batch, sentAt: number, notAfter: number | ''): void {
     const { pending } = batch
-    const args: (string | number)[] = [this.extraTtlMs, notAfter, batch.plans.length]
+    const args: (string | number)[] = [this.extraTtlMs, notAfter, batch.ruleSets.length]
     for (const arg of batch.setArgs) args.push(arg)
     for (const arg of batch.requestArgs) args.push(arg)
     const replied = () => {

@@ -3,10 +3,8 @@ import type { StoreClient } from './client'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { errorCode, redisTimeOf } from './errors'
 import { RedisClock } from './redis-clock'
-import { blockKeys, type Mode, type Plan } from './rule-set'
+import { blockKeys, type Mode, type RuleSet } from './rule-set'
 import type { Script } from './script'
-
-export { blockKeys, type Mode, type Plan, planFor } from './rule-set'
 
 // With an explicit clock the trace's time need not follow the wall clock: a key must outlive its logical expiry
 // by this much real time, so Redis never drops state the trace still holds (the script checks the logical expiry).
@@ -23,7 +21,7 @@ const PROBE = "redis.call('SET', KEYS[1], '1', 'PX', 1000) return 1"
  * script reads Redis's TIME.
  *
  * @example
- * const outcomes = await new ScriptRunner(client, undefined).run(plan, ['sluice:default:sw:{42}'], 1, 'charge')
+ * const outcomes = await new ScriptRunner(client, undefined).run(ruleSet, ['sluice:default:sw:{42}'], 1, 'charge')
  */
 export class ScriptRunner {
   private readonly batches: Batches
@@ -43,26 +41,26 @@ export class ScriptRunner {
   }
 
   /**
-   * One call of `plan`'s rules on `redisKeys`, in the batch of this turn. `resent` is told when the call is sent again
+   * One call of the rules of `ruleSet` on `redisKeys`, in the batch of this turn. `resent` is told when the call is sent again
    * because Redis answered (NOSCRIPT: the call goes on with the reload; SLUICELATE: with a new deadline) and answers
    * whether the call is still waited for; without it, a call Redis ran past its deadline fails.
    */
   run(
-    plan: Plan,
+    ruleSet: RuleSet,
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
     resent?: () => boolean,
   ): Promise<ScriptOutcome[]> {
     const instantMs = this.clock === undefined ? Date.now() : Math.floor(this.clock())
-    const sent = this.decide(plan, redisKeys, cost, mode, instantMs, resent)
-    if (!plan.calendar) return sent
+    const sent = this.decide(ruleSet, redisKeys, cost, mode, instantMs, resent)
+    if (!ruleSet.calendar) return sent
     // The Redis clock is more than a period away from this instance's: ask again around the Redis time. A second
     // such answer (the Redis clock jumped by a period within one round trip) is an error, never a guess.
     return sent.catch((error: unknown) => {
       const redisMs = redisTimeOf(error, 'SLUICE_CLOCK')
       if (redisMs === undefined) throw error
-      return this.decide(plan, redisKeys, cost, mode, redisMs, resent).catch((again: unknown) => {
+      return this.decide(ruleSet, redisKeys, cost, mode, redisMs, resent).catch((again: unknown) => {
         if (redisTimeOf(again, 'SLUICE_CLOCK') === undefined) throw again
         throw new Error(`sluice: the Redis clock moved by more than a calendar period during one call (${again})`)
       })
@@ -71,16 +69,16 @@ export class ScriptRunner {
 
   /** One request in this turn's batch, with calendar boundaries around `aroundMs`. */
   private decide(
-    plan: Plan,
+    ruleSet: RuleSet,
     redisKeys: readonly string[],
     cost: number,
     mode: Mode,
     aroundMs: number,
     resent: (() => boolean) | undefined,
   ): Promise<ScriptOutcome[]> {
-    const keys = plan.blocks.length === 0 ? redisKeys : [...redisKeys, ...blockKeys(plan, redisKeys)]
+    const keys = ruleSet.blocks.length === 0 ? redisKeys : [...redisKeys, ...blockKeys(ruleSet, redisKeys)]
     const now = this.clock === undefined ? '' : Math.floor(this.clock())
-    return this.batches.add(plan, keys, cost, mode, now, aroundMs, resent)
+    return this.batches.add(ruleSet, keys, cost, mode, now, aroundMs, resent)
   }
 
   /** The one place a script call is sent: EVALSHA, and after NOSCRIPT one EVAL with the script's text. */

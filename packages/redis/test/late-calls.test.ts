@@ -9,7 +9,7 @@ import { Batches } from '../src/batch'
 import { CallExpired } from '../src/deadlines'
 import { redisKeyOf } from '../src/keys'
 import { RedisClock } from '../src/redis-clock'
-import { planFor } from '../src/rule-set'
+import { ruleSetOf } from '../src/rule-set'
 import type { Script } from '../src/script'
 import { ScriptRunner } from '../src/script-runner'
 
@@ -32,9 +32,9 @@ afterAll(async () => {
 beforeEach(() => client.flushdb())
 
 const rule = createLimiter({ algorithm: 'fixed-window', limit: 100, window: '1h' }).rules[0] as CompiledRule
-const plan = planFor([rule])
+const ruleSet = ruleSetOf([rule])
 const countOf = async (key: string) =>
-  100 - ((await new ScriptRunner(client, undefined).run(plan, [key], 1, 'peek'))[0]?.remaining ?? 0)
+  100 - ((await new ScriptRunner(client, undefined).run(ruleSet, [key], 1, 'peek'))[0]?.remaining ?? 0)
 
 /** The script calls as a store makes them, counted. */
 function sender() {
@@ -82,8 +82,8 @@ test('every call carries its deadline once the clock is known, and the reply end
   const batches = new Batches(send, false, 0, clock)
   const key = redisKeyOf(rule, 'known')
   const before = Number((await admin.time())[0]) * 1000
-  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
-  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
   expect(sent[0]?.[1]).toBe('')
   const deadline = Number(sent[1]?.[1])
   // A deadline about 3 s after the send, by Redis's clock (the same machine's clock here).
@@ -100,9 +100,9 @@ test('every call carries its deadline once the clock is known, and the reply end
 async function lateCall(key: string, resent?: () => boolean) {
   const runner = new ScriptRunner(client, undefined, false, 50)
   // The runner learns Redis's clock: the quickest of three replies bounds the offset closest.
-  for (let i = 0; i < 3; i++) await runner.run(plan, [redisKeyOf(rule, 'clock')], 1, 'peek')
+  for (let i = 0; i < 3; i++) await runner.run(ruleSet, [redisKeyOf(rule, 'clock')], 1, 'peek')
   const sleeping = client.call('DEBUG', 'SLEEP', '0.3')
-  const late = runner.run(plan, [key], 1, 'charge', resent)
+  const late = runner.run(ruleSet, [key], 1, 'charge', resent)
   return { late, sleeping }
 }
 
@@ -149,12 +149,12 @@ test('a clock that stepped (a deadline the reply shows was met) is sent once mor
   clock.sample(redisNow - 10_000, performance.now())
   const batches = new Batches(send, false, 0, clock)
   const key = redisKeyOf(rule, 'stepped')
-  const [outcome] = await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  const [outcome] = await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
   expect(outcome?.allowed).toBe(true)
   expect(sent.map((args) => typeof args[1])).toEqual(['number', 'string'])
   expect(await countOf(key)).toBe(1)
   // The refusal retook the sample: the next call's deadline is met at once.
-  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
   expect(sent).toHaveLength(3)
   expect(await countOf(key)).toBe(2)
 })
