@@ -10,7 +10,7 @@ import { CallExpired } from '../src/deadlines'
 import { redisKeyOf } from '../src/keys'
 import { RedisClock } from '../src/redis-clock'
 import { ruleSetOf } from '../src/rule-set'
-import type { Script } from '../src/script'
+import { scriptFor } from '../src/script'
 import { ScriptRunner } from '../src/script-runner'
 
 let server: RedisServer
@@ -36,13 +36,17 @@ const ruleSet = ruleSetOf([rule])
 const countOf = async (key: string) =>
   100 - ((await new ScriptRunner(client, undefined).run(ruleSet, [key], 1, 'peek'))[0]?.remaining ?? 0)
 
-/** The script calls as a store makes them, counted. */
+/** The script calls as a store makes them, counted: a client whose EVALSHA records its arguments and sends an EVAL. */
 function sender() {
   const sent: (string | number)[][] = []
-  const send = (script: Script, keys: readonly string[], args: readonly (string | number)[]) => {
-    sent.push([...args])
-    return client.eval(script.source, keys.length, ...keys, ...args)
-  }
+  const { source } = scriptFor(['fw'])
+  const send: Pick<Redis, 'evalsha' | 'eval'> = {
+    evalsha: (_sha: string, keyCount: number, ...keysAndArgs: (string | number)[]) => {
+      sent.push(keysAndArgs.slice(keyCount))
+      return client.eval(source, keyCount, ...keysAndArgs)
+    },
+    eval: (...args: Parameters<Redis['eval']>) => client.eval(...args),
+  } as Pick<Redis, 'evalsha' | 'eval'>
   return { sent, send }
 }
 
