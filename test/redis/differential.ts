@@ -35,7 +35,8 @@ type Op =
 
 /**
  * How far time moves before an op: a plain gap, to an instant where an answer changes, or back (a clock that steps
- * back: both stores move a key's state back to it, op for op alike).
+ * back: both stores keep each key's own time, op for op alike). Large steps (an hour or a day, back or forward) come
+ * in every shape of trace: a clock stepped back and forward again must find both stores agreeing.
  */
 type Gap =
   | { to: 'plain'; ms: number }
@@ -45,7 +46,7 @@ type Gap =
   | { to: 'reset'; offset: -1 | 0 | 1 }
   | { to: 'period-end'; offset: -1 | 0 | 1 }
 
-interface Trace {
+export interface Trace {
   rules: RuleSpec[]
   start: number
   ops: Op[]
@@ -85,7 +86,16 @@ function gapArb(): fc.Arbitrary<Gap> {
     { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('period-end' as const), offset }) },
+    { weight: 1, arbitrary: largeStepArb() },
   )
+}
+
+/** A large clock step: an hour or a day, back or forward (and forward again after one back, when both come). */
+function largeStepArb(): fc.Arbitrary<Gap> {
+  return fc.record({
+    to: fc.constantFrom('back' as const, 'plain' as const),
+    ms: fc.constantFrom(3_600_000, 86_400_000),
+  })
 }
 
 /** The shape of a trace: `mixed` wanders over every kind of gap; `flood` repeats a few keys at short gaps. */
@@ -156,6 +166,7 @@ function floodGapArb(): fc.Arbitrary<Gap> {
     { weight: 1, arbitrary: fc.record({ to: fc.constant('window-boundary' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 2000 }) }) },
+    { weight: 1, arbitrary: largeStepArb() },
   )
 }
 
@@ -240,10 +251,13 @@ const ATTEMPTS = 5
 export async function differential(
   client: RedisStoreClient,
   algorithms: readonly StoreAlgorithm[],
-  options: { numRuns: number; maxRules: number; shape?: TraceShape; seed?: number; path?: string },
+  options: { numRuns: number; maxRules: number; shape?: TraceShape; seed?: number; path?: string; trace?: Trace },
 ): Promise<number> {
   let ops = 0
-  const traces = traceArb(algorithms, options.maxRules, options.shape ?? 'mixed')
+  // A trace given is replayed as it is (a regression case); otherwise random ones.
+  const traces = options.trace
+    ? fc.constant(options.trace)
+    : traceArb(algorithms, options.maxRules, options.shape ?? 'mixed')
   const replay = async (trace: Trace): Promise<'replayed' | 'outage'> => {
     const rules = compile(trace.rules, `diff${process.pid}.${traceCount++}`)
     let now = trace.start

@@ -18,6 +18,7 @@ export function blockedStep(step: Step<unknown>, now: number, blockedUntil: numb
     resetMs: Math.max(blockLeft, step.resetMs),
     retryAfterMs: Math.max(blockLeft, step.allowed ? 0 : step.retryAfterMs),
     delayMs: 0,
+    aheadMs: step.aheadMs ?? 0,
   }
 }
 

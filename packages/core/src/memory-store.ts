@@ -1,4 +1,4 @@
-import { type Algorithm, algorithms, refunds } from './algorithms'
+import { type Algorithm, algorithms, refunds, type Step } from './algorithms'
 import { checkFunction, checkTimerMs, checkWholeNumber } from './checks'
 import { type Decision, decisionOf, ruleDecision } from './decision'
 import { type Entry, KeyTables, stateAt, type Table, update } from './key-tables'
@@ -125,7 +125,7 @@ class MemoryBinding implements BoundStore {
       const state = stateAt(entry, now)
       if (state === undefined) return // nothing charged is left to give back
       const step = refunds[rule.algorithm](state, now, cost, rule)
-      tables.write(table, key, entry, step.state, now, step.resetMs, this.rules.length)
+      tables.write(table, key, entry, step.state, now, keepMs(step), this.rules.length)
     })
     return Promise.resolve()
   }
@@ -155,9 +155,10 @@ class MemoryBinding implements BoundStore {
     // A new state: charged, or moved back to a clock that stepped back (see `Step`).
     if (step.state !== state) {
       // Nothing can have evicted the entry since it was touched: one rule, no other write in between.
-      if (step.resetMs <= 0) tables.remove(entry)
-      else if (entry === undefined) tables.insert(table, key, step.state, now + step.resetMs)
-      else update(entry, step.state, now + step.resetMs)
+      const keep = keepMs(step)
+      if (keep <= 0) tables.remove(entry)
+      else if (entry === undefined) tables.insert(table, key, step.state, now + keep)
+      else update(entry, step.state, now + keep)
     }
     return ruleDecision(rule, step, cost)
   }
@@ -181,7 +182,7 @@ class MemoryBinding implements BoundStore {
     const steps = evaluateRules(rules, states, now, cost, charge, blocks)
     steps.forEach((step, i) => {
       if (step.state === states[i]) return
-      tables.write(places[i] as Table, kept[i] as string, found[i], step.state, now, step.resetMs, rules.length)
+      tables.write(places[i] as Table, kept[i] as string, found[i], step.state, now, keepMs(step), rules.length)
     })
     if (blocks !== undefined) this.writeBlocks(keys, blocksBefore as (number | undefined)[], blocks, now)
     return decisionOf(rules, steps, cost)
@@ -222,6 +223,15 @@ class MemoryBinding implements BoundStore {
       this.tables.write(table, key, table.get(key), until, now, until - now, this.rules.length)
     })
   }
+}
+
+/**
+ * How long a step's state is kept: until the key is back to its full allowance, and while the key's time is ahead of
+ * the clock (it stepped back) that much longer, so that its counts are still there if the clock comes back (see
+ * `keyTime`). Nothing, for a state that is already a new key's.
+ */
+function keepMs(step: Step<unknown>): number {
+  return step.resetMs <= 0 ? 0 : step.resetMs + (step.aheadMs ?? 0)
 }
 
 /** What a key is kept by: itself, or the digest of a long key (see MAX_KEPT_KEY_LENGTH). */

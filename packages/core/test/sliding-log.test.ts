@@ -9,9 +9,23 @@ function params(limit: number, windowMs: number): AlgorithmParams {
   return createLimiter({ algorithm: 'sliding-log', limit, window: windowMs }).rules[0] as AlgorithmParams
 }
 
-/** The sliding log written out plainly: every admitted entry as [time, cost], oldest first. */
+/**
+ * The sliding log written out plainly: every admitted entry as [time, cost], oldest first, in the key's time, and how
+ * far that was ahead of the clock at the last step (0 unless the clock stepped back).
+ */
 interface Model {
   readonly entries: readonly (readonly [number, number])[]
+  readonly offsetMs: number
+}
+
+/**
+ * The key's time (the documented rule): the clock once it is at or past the newest entry; before it (it stepped back),
+ * the later of the newest entry and the clock plus the offset.
+ */
+function keyTimeOf({ entries, offsetMs }: Model, clock: number): number {
+  const newest = entries.at(-1)
+  if (newest === undefined || clock >= newest[0]) return clock
+  return Math.max(newest[0], clock + offsetMs)
 }
 
 type Outcome = Omit<Step<unknown>, 'state'>
@@ -19,15 +33,14 @@ type Outcome = Omit<Step<unknown>, 'state'>
 /** What the documented rules say a step answers, and the model after it. */
 function modelStep(
   model: Model,
-  now: number,
+  clock: number,
   cost: number,
   { limit, windowMs }: AlgorithmParams,
   charge: boolean,
 ): [Model, Outcome] {
-  let entries = model.entries
-  const newest = entries.at(-1)
-  // The clock stepped back: every entry moves back with it, so that the newest is now.
-  if (newest !== undefined && now < newest[0]) entries = entries.map(([t, c]) => [t + now - newest[0], c] as const)
+  const { entries } = model
+  const now = keyTimeOf(model, clock)
+  const aheadMs = now - clock
   const live = entries.filter(([t]) => t > now - windowMs) // an entry exactly W old has expired
   const used = live.reduce((sum, [, c]) => sum + c, 0)
   const last = live.at(-1)
@@ -42,25 +55,31 @@ function modelStep(
         break
       }
     }
-    return [{ entries }, { allowed: false, remaining: limit - used, resetMs, retryAfterMs, delayMs: 0 }]
+    return [
+      { entries, offsetMs: aheadMs },
+      { allowed: false, remaining: limit - used, resetMs, retryAfterMs, delayMs: 0, aheadMs },
+    ]
   }
-  if (!charge) return [{ entries }, { allowed: true, remaining: limit - used, resetMs, retryAfterMs: 0, delayMs: 0 }]
+  if (!charge) {
+    return [
+      { entries, offsetMs: aheadMs },
+      { allowed: true, remaining: limit - used, resetMs, retryAfterMs: 0, delayMs: 0, aheadMs },
+    ]
+  }
   const next =
     last !== undefined && last[0] === now
       ? [...live.slice(0, -1), [now, last[1] + cost] as const]
       : [...live, [now, cost] as const]
   return [
-    { entries: next },
-    { allowed: true, remaining: limit - used - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0 },
+    { entries: next, offsetMs: aheadMs },
+    { allowed: true, remaining: limit - used - cost, resetMs: windowMs, retryAfterMs: 0, delayMs: 0, aheadMs },
   ]
 }
 
 /** A refund per the documented rule: the newest entries give the cost back, newest first; then a peek. */
-function modelRefund(model: Model, now: number, cost: number, rule: AlgorithmParams): [Model, Outcome] {
-  let entries = model.entries
-  const newest = entries.at(-1)
-  if (newest !== undefined && now < newest[0]) entries = entries.map(([t, c]) => [t + now - newest[0], c] as const)
-  const kept = entries.map(([t, c]) => [t, c] as [number, number])
+function modelRefund(model: Model, clock: number, cost: number, rule: AlgorithmParams): [Model, Outcome] {
+  const offsetMs = keyTimeOf(model, clock) - clock
+  const kept = model.entries.map(([t, c]) => [t, c] as [number, number])
   let left = cost
   while (left > 0 && kept.length > 0) {
     const entry = kept.at(-1) as [number, number]
@@ -69,7 +88,7 @@ function modelRefund(model: Model, now: number, cost: number, rule: AlgorithmPar
     entry[1] -= taken
     if (entry[1] === 0) kept.pop()
   }
-  return modelStep({ entries: kept }, now, 1, rule, false)
+  return modelStep({ entries: kept, offsetMs }, clock, 1, rule, false)
 }
 
 function outcome({ state: _, ...rest }: Step<unknown>): Outcome {
@@ -96,7 +115,7 @@ test('every state answers what its own history says, whatever else was derived f
     fc.property(tree, ({ limit, windowMs, ops }) => {
       const rule = params(limit, windowMs)
       const nodes: { state: SlidingLogState | undefined; now: number; model: Model }[] = [
-        { state: undefined, now: 10_000, model: { entries: [] } },
+        { state: undefined, now: 10_000, model: { entries: [], offsetMs: 0 } },
       ]
       for (const { parent, gap, cost, kind } of ops) {
         const from = nodes[parent % nodes.length] as (typeof nodes)[number]

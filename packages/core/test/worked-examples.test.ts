@@ -65,15 +65,16 @@ describe('sliding log', () => {
     expect(slidingLog(state, 1000 + 86_400_000, 1, rule, false).remaining).toBe(1_000_000 - 900)
   })
 
-  test('a clock stepped back moves every entry back with the newest, so the oldest frees its room one window after it was seen', () => {
+  test('a clock stepped back leaves the key at its own time, so the oldest entry frees its room one window after it was seen', () => {
     const rule = createLimiter({ algorithm: 'sliding-log', limit: 5, window: '1s' }).rules[0]!
     const first = slidingLog(undefined, 1000, 2, rule, true).state
     const full = slidingLog(first, 1500, 3, rule, true).state
-    // The clock reads 500 now: the newest entry (1500) moves to 500 and the oldest (1000) to 0, which frees its
-    // 2 units at 1000. Left where they were, the oldest would keep the client waiting until 2000 (1500 ms).
+    // The clock reads 500 now: the key decides as of 1500, its newest entry, and is 1000 ms ahead of the clock from
+    // then on, so the oldest entry (1000) frees its 2 units when the clock reads 1000. Decided by the clock instead,
+    // the oldest would keep the client waiting until the clock reads 2000 (1500 ms).
     const step = slidingLog(full, 500, 1, rule, true)
-    expect(step).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 500, resetMs: 1000 })
-    expect(step.state).toMatchObject({ newestTime: 500, newestCost: 3, used: 5 })
+    expect(step).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 500, resetMs: 1000, aheadMs: 1000 })
+    expect(step.state).toMatchObject({ newestTime: 1500, newestCost: 3, used: 5, offsetMs: 1000 })
     expect(slidingLog(step.state, 1000, 2, rule, true)).toMatchObject({ allowed: true, remaining: 0 })
   })
 })
@@ -297,7 +298,11 @@ describe('leaky queue refund', () => {
   test('moves the last departure earlier by the interval of the refunded cost', () => {
     // Three queued at t = 0 depart at 500, 1000 and 1500; a refund of one at t = 200 leaves 1000 as the last.
     expect(leakyQueueRefund(queued(3), 200, 1, rule)).toMatchObject({ allowed: true, remaining: 2, resetMs: 800 })
-    expect(leakyQueueRefund(queued(3), 200, 1, rule).state).toEqual({ departureMs: 1000, departureFraction: 0 })
+    expect(leakyQueueRefund(queued(3), 200, 1, rule).state).toEqual({
+      departureMs: 1000,
+      departureFraction: 0,
+      offsetMs: 0,
+    })
   })
 
   test('never moves it before now: a refund larger than the backlog empties the queue', () => {
@@ -333,13 +338,15 @@ describe('edges the mutation run found untested', () => {
 
   const queue = createLimiter({ algorithm: 'leaky-bucket', limit: 6, window: '3s' }).rules[0]!
 
-  test('leaky queue: a clock stepped back takes the queue as full as of now, not as long as it was', () => {
+  test('leaky queue: a clock stepped back finds the queue as full as it was, not as long as the step', () => {
     let state: Parameters<typeof leakyQueue>[0]
     for (let i = 0; i < 6; i++) state = leakyQueue(state, 10_000, 1, queue, true).state // departs at 13,000
-    // The clock reads 5,000: 8 s of backlog by the stored departure, at most 3 s by the queue's size.
+    // The clock reads 5,000: 8 s of backlog by the stored departure. The key decides as of 10,000 (it was written no
+    // earlier), 5 s ahead of the clock from then on: a full queue of 3 s.
     const full = leakyQueue(state, 5_000, 1, queue, true)
     expect(full).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 500 })
-    expect(full.state).toEqual({ departureMs: 8_000, departureFraction: 0 }) // the store writes the moved state
+    // The store writes the new offset.
+    expect(full.state).toEqual({ departureMs: 13_000, departureFraction: 0, offsetMs: 5_000 })
     expect(leakyQueue(full.state, 5_500, 1, queue, true)).toMatchObject({ allowed: true, remaining: 0, delayMs: 3000 })
     // A refund after the step gives back one place of the full queue.
     expect(leakyQueueRefund(state, 5_000, 1, queue)).toMatchObject({ allowed: true, remaining: 1, resetMs: 2500 })

@@ -329,18 +329,22 @@ const FIELDS_PER_RULE = 5
 export interface ScriptOutcome extends Outcome {
   /** The rest of the key's block (the rule's `block`) in ms, when the rule refused; 0 when it admitted or none runs. */
   readonly blockLeftMs: number
+  /** Whether the key's time is ahead of the clock (it stepped back): its numbers jump when the clock catches up. */
+  readonly keyAhead: boolean
 }
 
 /**
  * The outcomes of a request whose entry starts at `at` of the reply, five numbers per rule: allowed (1 | 0), remaining,
- * reset_ms, retry_after_ms (-1 = never), and delay_ms (admitted) or the rest of the block (refused).
+ * reset_ms, retry_after_ms (-1 = never), and delay_ms (admitted) or the rest of the block (refused), as -1 - it when
+ * the key's time is ahead of the clock (see main.lua).
  */
 function outcomesAt(reply: readonly unknown[], at: number, ruleCount: number): ScriptOutcome[] {
   const outcomes: ScriptOutcome[] = []
   for (let i = at; i < at + FIELDS_PER_RULE * ruleCount; i += FIELDS_PER_RULE) {
     const allowed = reply[i] === 1
     const retryAfterMs = Number(reply[i + 3])
-    const last = Number(reply[i + 4])
+    const keyAhead = Number(reply[i + 4]) < 0
+    const last = keyAhead ? -1 - Number(reply[i + 4]) : Number(reply[i + 4])
     outcomes.push({
       allowed,
       remaining: Number(reply[i + 1]),
@@ -348,6 +352,7 @@ function outcomesAt(reply: readonly unknown[], at: number, ruleCount: number): S
       retryAfterMs: retryAfterMs === -1 ? Number.POSITIVE_INFINITY : retryAfterMs,
       delayMs: allowed ? last : 0,
       blockLeftMs: allowed ? 0 : last,
+      keyAhead,
     })
   }
   return outcomes

@@ -3,6 +3,7 @@ import blocks from './lua/blocks.lua'
 import calendar from './lua/calendar.lua'
 import calendarWindow from './lua/calendar-window.lua'
 import fixedWindow from './lua/fixed-window.lua'
+import keyTime from './lua/key-time.lua'
 import leakyBucket from './lua/leaky-bucket.lua'
 import leakyQueue from './lua/leaky-queue.lua'
 import main from './lua/main.lua'
@@ -75,6 +76,7 @@ export function scriptFor(codes: readonly string[]): Script {
   const helpers = new Set(algorithms.flatMap((a) => a.helpers ?? []))
   const source = [
     math,
+    keyTime,
     blocks,
     ...helpers,
     ...algorithms.map((a) => a.source),

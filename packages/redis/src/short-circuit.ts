@@ -30,7 +30,9 @@ interface Rejection {
  *   count cannot change before then); a rule with a block that refused unblocked, or a higher cost elsewhere, never
  *   (its remaining count may grow before its retry time);
  * - a rule that admitted: forever when its key is back to its full allowance, until the window's end for a fixed or
- *   calendar window, else never (tokens refill, an old window's weight fades).
+ *   calendar window, else never (tokens refill, an old window's weight fades);
+ * - a rule whose key's time is ahead of the clock (the clock stepped back): never (its numbers jump when the clock
+ *   catches up with the key, see key-time.lua).
  * The waits count down from the time the call was sent. Every other call of this instance on one of those keys (a
  * charge, a refund, a reset, by any binding) forgets the rejection; what other instances do is seen after `maxMs` at
  * the latest, when Redis is asked again. Bounded to `maxKeys` rejections, the oldest dropped first; 0 turns it off.
@@ -156,6 +158,8 @@ function standingMs(
     const outcome = outcomes[i] as ScriptOutcome
     // A cost that can never fit: the limiter answers that itself, and its waits are no instant to count down to.
     if (cost > rule.limit) return 0
+    // The key's time is ahead of the clock (it stepped back): its numbers jump when the clock catches up.
+    if (outcome.keyAhead) return 0
     let ms: number
     if (!outcome.allowed) {
       refused = true

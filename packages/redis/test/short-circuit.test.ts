@@ -9,6 +9,7 @@ const rejected = (retryAfterMs: number, blockLeftMs = 0): ScriptOutcome => ({
   retryAfterMs,
   delayMs: 0,
   blockLeftMs,
+  keyAhead: false,
 })
 const admitted = (resetMs: number): ScriptOutcome => ({
   allowed: true,
@@ -17,6 +18,7 @@ const admitted = (resetMs: number): ScriptOutcome => ({
   retryAfterMs: 0,
   delayMs: 0,
   blockLeftMs: 0,
+  keyAhead: false,
 })
 /** The binding that asked Redis (any object: the short-circuit compares identities). */
 const OWNER = { binding: 'free plan' }

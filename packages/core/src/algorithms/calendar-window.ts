@@ -3,7 +3,8 @@ import type { Algorithm, AlgorithmParams, Refund } from './types'
 import { countWithin, refundWithin, type WindowCount } from './window-count'
 
 /**
- * Used units in the calendar period (a local day or month of the rule's time zone) that starts at `windowStart`
+ * Used units in the calendar period (a local day or month of the rule's time zone) that holds `seenAt`,
+ * the key's last charge
  * (see {@link WindowCount}).
  *
  * @example

@@ -1,18 +1,21 @@
 import { ceilDiv, floorDiv } from '../math'
+import { keyTime } from './key-time'
 import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms). A class, not a literal (see
+ * `level` in units of 1 / rateDenominator request (an integer), as of `updatedAt` (ms, the key's time), which was
+ * `offsetMs` ahead of the clock (0 unless the clock stepped back, see `keyTime`). A class, not a literal (see
  * `step.ts`).
  *
  * @example
- * const state: LeakyBucketState = { level: 3 * rule.rateDenominator, updatedAt: Date.now() } // 3 requests queued
+ * const state = new LeakyBucketState(3 * rule.rateDenominator, Date.now()) // 3 requests queued
  */
 export class LeakyBucketState {
   constructor(
     readonly level: number,
     readonly updatedAt: number,
+    readonly offsetMs = 0,
   ) {}
 }
 
@@ -24,30 +27,33 @@ export class LeakyBucketState {
  * const rule = createLimiter({ algorithm: 'leaky-bucket', limit: 10, window: '1s' }).rules[0]
  * const step = leakyBucket(undefined, Date.now(), 1, rule, true)
  */
-export const leakyBucket: Algorithm<LeakyBucketState> = (state, now, cost, params, charge) => {
+export const leakyBucket: Algorithm<LeakyBucketState> = (state, clock, cost, params, charge) => {
   const { limit, rateNumerator, rateDenominator } = params
   const capacity = limit * rateDenominator
   let level = 0
-  state = asOf(state, now)
-  if (state !== undefined) level = Math.max(0, state.level - (now - state.updatedAt) * rateNumerator)
+  let now = clock
+  if (state !== undefined) {
+    now = keyTime(state.updatedAt, state.offsetMs, clock)
+    state = asOf(state, now - clock)
+    level = Math.max(0, state.level - (now - state.updatedAt) * rateNumerator)
+  }
   const price = cost * rateDenominator
   if (level + price > capacity) {
     const retryAfterMs = ceilDiv(level + price - capacity, rateNumerator)
-    return rejected(state, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator), retryAfterMs)
+    const resetMs = ceilDiv(level, rateNumerator)
+    return rejected(state, floorDiv(capacity - level, rateDenominator), resetMs, retryAfterMs, now - clock)
   }
   if (charge) level += price
-  const next = charge ? new LeakyBucketState(level, now) : state
-  return admitted(next, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator))
+  const next = charge ? new LeakyBucketState(level, now, now - clock) : state
+  return admitted(next, floorDiv(capacity - level, rateDenominator), ceilDiv(level, rateNumerator), 0, now - clock)
 }
 
 /**
- * Time never runs backwards for a key: when the clock reads earlier than the state's last update (it stepped back),
- * the state moves back to now with its level, and drains from there. Otherwise nothing would drain until the clock
- * was back where it was, locking a full bucket's client out for the length of the step. The store writes the moved
- * state.
+ * The state with the key's new offset from the clock (see `keyTime`): itself when that has not changed, so that the
+ * store writes it only when it has.
  */
-function asOf(state: LeakyBucketState | undefined, now: number): LeakyBucketState | undefined {
-  return state !== undefined && state.updatedAt > now ? new LeakyBucketState(state.level, now) : state
+function asOf(state: LeakyBucketState, offsetMs: number): LeakyBucketState {
+  return state.offsetMs === offsetMs ? state : new LeakyBucketState(state.level, state.updatedAt, offsetMs)
 }
 
 /**
@@ -56,10 +62,10 @@ function asOf(state: LeakyBucketState | undefined, now: number): LeakyBucketStat
  * @example
  * const back = leakyBucketRefund(step.state, Date.now(), 1, rule)
  */
-export const leakyBucketRefund: Refund<LeakyBucketState> = (state, now, cost, params) => {
-  state = asOf(state, now)
-  if (state === undefined) return leakyBucket(state, now, 1, params, false)
+export const leakyBucketRefund: Refund<LeakyBucketState> = (state, clock, cost, params) => {
+  if (state === undefined) return leakyBucket(state, clock, 1, params, false)
+  const now = keyTime(state.updatedAt, state.offsetMs, clock)
   const level = Math.max(0, state.level - (now - state.updatedAt) * params.rateNumerator)
-  const next = new LeakyBucketState(Math.max(0, level - cost * params.rateDenominator), now)
-  return leakyBucket(next, now, 1, params, false)
+  const next = new LeakyBucketState(Math.max(0, level - cost * params.rateDenominator), now, now - clock)
+  return leakyBucket(next, clock, 1, params, false)
 }

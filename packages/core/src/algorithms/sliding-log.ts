@@ -1,3 +1,4 @@
+import { keyTime } from './key-time'
 import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
@@ -12,7 +13,8 @@ import type { Algorithm, Refund } from './types'
  * state has, and advances `start` past expired entries, so admitting is O(1) amortized instead of a copy of the whole
  * log. The newest entry lives in the state itself, not in the arrays, so that a request in the same millisecond adds
  * its cost to it in a new state without writing over an entry an older state still reads. No state ever changes the
- * entries of another: the function stays pure in what a state means.
+ * entries of another: the function stays pure in what a state means. `offsetMs`: how far the key's time was ahead of
+ * the clock when the newest entry was written (0 unless the clock stepped back, see `keyTime`).
  * @example
  * const state = new SlidingLogState([1000], [1], 0, 1, 1250, 3, 4) // 1 at 1000 ms, then 3 at 1250 ms
  */
@@ -25,6 +27,7 @@ export class SlidingLogState {
     readonly newestTime: number,
     readonly newestCost: number,
     readonly used: number,
+    readonly offsetMs = 0,
   ) {}
 }
 
@@ -36,13 +39,15 @@ export class SlidingLogState {
  * const state = new SlidingLogState([], [], 0, 0, 1000, 5, 5)
  * const step = slidingLog(state, 1999, 1, rule, true) // rejected: retryAfterMs 1
  */
-export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit, windowMs }, charge) => {
+export const slidingLog: Algorithm<SlidingLogState> = (state, clock, cost, { limit, windowMs }, charge) => {
   if (state === undefined) {
     if (cost > limit) return rejected<SlidingLogState>(undefined, limit, 0, Number.POSITIVE_INFINITY)
     if (!charge) return admitted<SlidingLogState>(undefined, limit, 0)
-    return admitted(new SlidingLogState([], [], 0, 0, now, cost, cost), limit - cost, windowMs)
+    return admitted(new SlidingLogState([], [], 0, 0, clock, cost, cost), limit - cost, windowMs)
   }
-  state = asOf(state, now)
+  const now = keyTime(state.newestTime, state.offsetMs, clock)
+  const offsetMs = now - clock
+  state = asOf(state, offsetMs)
   const { times, costs, end, newestTime, newestCost } = state
   const oldest = now - windowMs // entries at or before this instant have expired
   // The newest entry is the last to expire: when it has, so has every other.
@@ -63,45 +68,41 @@ export const slidingLog: Algorithm<SlidingLogState> = (state, now, cost, { limit
         break
       }
     }
-    return rejected(state, limit - used, resetMs, retryAfterMs)
+    return rejected(state, limit - used, resetMs, retryAfterMs, offsetMs)
   }
-  if (!charge) return admitted(state, limit - used, resetMs)
+  if (!charge) return admitted(state, limit - used, resetMs, 0, offsetMs)
   let next: SlidingLogState
   if (!live) {
     // Everything has expired: a new log, so the old storage can go.
-    next = new SlidingLogState([], [], 0, 0, now, cost, cost)
+    next = new SlidingLogState([], [], 0, 0, now, cost, cost, offsetMs)
   } else if (newestTime === now) {
     // The same millisecond as the newest entry: one entry with the sum, as the window sums are the same.
-    next = new SlidingLogState(times, costs, first, end, now, newestCost + cost, used + cost)
+    next = new SlidingLogState(times, costs, first, end, now, newestCost + cost, used + cost, offsetMs)
   } else if (end === times.length && first <= 64 + (end - first)) {
     // Nobody has appended past this state's end: the newest entry joins the arrays in place, invisible to every
     // existing state.
     ;(times as number[]).push(newestTime)
     ;(costs as number[]).push(newestCost)
-    next = new SlidingLogState(times, costs, first, end + 1, now, cost, used + cost)
+    next = new SlidingLogState(times, costs, first, end + 1, now, cost, used + cost, offsetMs)
   } else {
     // Another state has appended here already, or the expired prefix outgrew the live part: copy the live part.
     const liveTimes = times.slice(first, end)
     const liveCosts = costs.slice(first, end)
     liveTimes.push(newestTime)
     liveCosts.push(newestCost)
-    next = new SlidingLogState(liveTimes, liveCosts, 0, liveTimes.length, now, cost, used + cost)
+    next = new SlidingLogState(liveTimes, liveCosts, 0, liveTimes.length, now, cost, used + cost, offsetMs)
   }
-  return admitted(next, limit - used - cost, windowMs)
+  return admitted(next, limit - used - cost, windowMs, 0, offsetMs)
 }
 
 /**
- * Time never runs backwards for a key: when the clock reads earlier than the newest entry (it stepped back), every
- * entry moves back by the same amount, so that the newest is now. A step then keeps the log's count, and its
- * entries expire one window after the client last saw them, not one window after the clock is back where it was.
- * The store writes the moved state.
+ * The state with the key's new offset from the clock (see `keyTime`): itself when that has not changed, so that the
+ * store writes it only when it has. The entries stay as they are: they are in the key's time.
  */
-function asOf(state: SlidingLogState, now: number): SlidingLogState {
-  const shift = now - state.newestTime
-  if (shift >= 0) return state
-  const times = state.times.slice(state.start, state.end).map((time) => time + shift)
-  const costs = state.costs.slice(state.start, state.end)
-  return new SlidingLogState(times, costs, 0, times.length, now, state.newestCost, state.used)
+function asOf(state: SlidingLogState, offsetMs: number): SlidingLogState {
+  if (state.offsetMs === offsetMs) return state
+  const { times, costs, start, end, newestTime, newestCost, used } = state
+  return new SlidingLogState(times, costs, start, end, newestTime, newestCost, used, offsetMs)
 }
 
 /**
@@ -110,9 +111,9 @@ function asOf(state: SlidingLogState, now: number): SlidingLogState {
  * @example
  * const back = slidingLogRefund(new SlidingLogState([], [], 0, 0, 1000, 5, 5), 1500, 2, rule) // newestCost 3
  */
-export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, params) => {
-  if (state === undefined) return slidingLog(state, now, 1, params, false)
-  state = asOf(state, now)
+export const slidingLogRefund: Refund<SlidingLogState> = (state, clock, cost, params) => {
+  if (state === undefined) return slidingLog(state, clock, 1, params, false)
+  state = asOf(state, keyTime(state.newestTime, state.offsetMs, clock) - clock)
   // A refund is rare: copy every entry, the newest last, then take the cost off the newest ones.
   const times = state.times.slice(state.start, state.end)
   const costs = state.costs.slice(state.start, state.end)
@@ -137,6 +138,6 @@ export const slidingLogRefund: Refund<SlidingLogState> = (state, now, cost, para
   const next =
     newestTime === undefined || newestCost === undefined
       ? undefined
-      : new SlidingLogState(times, costs, 0, times.length, newestTime, newestCost, used)
-  return slidingLog(next, now, 1, params, false)
+      : new SlidingLogState(times, costs, 0, times.length, newestTime, newestCost, used, state.offsetMs)
+  return slidingLog(next, clock, 1, params, false)
 }

@@ -1,67 +1,74 @@
 import { floorDiv } from '../math'
+import { keyTime } from './key-time'
 import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * Counts of the current window (starting at `windowStart`) and of the one before it. A class, not a literal (see
- * `step.ts`).
+ * Counts of the window that holds `seenAt` (the key's last charge) and of the one before it. `offsetMs`: how far the
+ * key's time was ahead of the clock when it was written (0 unless the clock stepped back, see `keyTime`). A class, not
+ * a literal (see `step.ts`).
  *
  * @example
- * const state: SlidingWindowState = { windowStart: 60_000, previous: 80, current: 30 }
+ * const state = new SlidingWindowState(60_000, 80, 30) // 30 in the window that holds 60 s, 80 in the one before
  */
 export class SlidingWindowState {
   constructor(
-    readonly windowStart: number,
+    readonly seenAt: number,
     readonly previous: number,
     readonly current: number,
+    readonly offsetMs = 0,
   ) {}
 }
 
 /**
  * Sliding window counter: with prev used in window k-1, cur in window k and e = now - kW, admit iff
- * floor(prev * (W - e) / W) + cur + cost <= L. Integer arithmetic throughout, so Lua and JS agree.
+ * floor(prev * (W - e) / W) + cur + cost <= L. Integer arithmetic throughout, so Lua and JS agree. The key's time
+ * never runs backwards (see `keyTime`).
  * @example
  * const rule = createLimiter({ limit: 100, window: '60s' }).rules[0]
- * slidingWindow({ windowStart: 60_000, previous: 80, current: 30 }, 75_000, 1, rule, true).allowed // true: estimate 90
+ * slidingWindow(new SlidingWindowState(60_000, 80, 30), 75_000, 1, rule, true).allowed // true: estimate 90
  */
-export const slidingWindow: Algorithm<SlidingWindowState> = (state, now, cost, { limit, windowMs }, charge) => {
+export const slidingWindow: Algorithm<SlidingWindowState> = (state, clock, cost, { limit, windowMs }, charge) => {
+  let now = clock
+  if (state !== undefined) {
+    now = keyTime(state.seenAt, state.offsetMs, clock)
+    state = asOf(state, now - clock)
+  }
   const windowStart = floorDiv(now, windowMs) * windowMs
-  state = asOf(state, windowStart)
   let previous = 0
   let current = 0
   if (state !== undefined) {
-    if (state.windowStart === windowStart) {
+    const stateWindowStart = floorDiv(state.seenAt, windowMs) * windowMs
+    if (stateWindowStart === windowStart) {
       previous = state.previous
       current = state.current
-    } else if (state.windowStart === windowStart - windowMs) {
+    } else if (stateWindowStart === windowStart - windowMs) {
       previous = state.current
     }
   }
   const elapsed = now - windowStart
   const estimate = floorDiv(previous * (windowMs - elapsed), windowMs) + current
+  const aheadMs = now - clock
   if (estimate + cost > limit) {
     const retryAfterMs = slidingRetryAfterMs(previous, current, elapsed, cost, limit, windowMs)
-    return rejected(
-      state,
-      Math.max(0, limit - estimate),
-      slidingResetMs(previous, current, elapsed, windowMs),
-      retryAfterMs,
-    )
+    const resetMs = slidingResetMs(previous, current, elapsed, windowMs)
+    return rejected(state, Math.max(0, limit - estimate), resetMs, retryAfterMs, aheadMs)
   }
-  if (!charge) return admitted(state, limit - estimate, slidingResetMs(previous, current, elapsed, windowMs))
+  if (!charge) {
+    return admitted(state, limit - estimate, slidingResetMs(previous, current, elapsed, windowMs), 0, aheadMs)
+  }
   current += cost
-  const next = new SlidingWindowState(windowStart, previous, current)
-  return admitted(next, limit - estimate - cost, slidingResetMs(previous, current, elapsed, windowMs))
+  const next = new SlidingWindowState(now, previous, current, aheadMs)
+  return admitted(next, limit - estimate - cost, slidingResetMs(previous, current, elapsed, windowMs), 0, aheadMs)
 }
 
 /**
- * Time never runs backwards for a key: when the clock reads a window earlier than the state's (it stepped back), both
- * counts move back with it, to the clock's window. A step then neither forgets them (which would admit twice the
- * limit) nor keeps the client waiting until the clock is back where it was. The store writes the moved state.
+ * The state with the key's new offset from the clock (see `keyTime`): itself when that has not changed, so that the
+ * store writes it only when it has.
  */
-function asOf(state: SlidingWindowState | undefined, windowStart: number): SlidingWindowState | undefined {
-  if (state === undefined || state.windowStart <= windowStart) return state
-  return new SlidingWindowState(windowStart, state.previous, state.current)
+function asOf(state: SlidingWindowState, offsetMs: number): SlidingWindowState {
+  if (state.offsetMs === offsetMs) return state
+  return new SlidingWindowState(state.seenAt, state.previous, state.current, offsetMs)
 }
 
 /**
@@ -102,10 +109,11 @@ function slidingResetMs(previous: number, current: number, elapsed: number, wind
  * Refund: the count of the window the request was charged in (now current or previous) goes down.
  *
  * @example
- * const back = slidingWindowRefund({ windowStart: 60_000, previous: 0, current: 3 }, 61_000, 1, rule) // current 2
+ * const back = slidingWindowRefund(new SlidingWindowState(60_000, 0, 3), 61_000, 1, rule) // current 2
  */
 export const slidingWindowRefund: Refund<SlidingWindowState> = (state, now, cost, params) => {
   if (state === undefined) return slidingWindow(state, now, 1, params, false)
-  const next = new SlidingWindowState(state.windowStart, state.previous, Math.max(0, state.current - cost))
+  const current = Math.max(0, state.current - cost)
+  const next = new SlidingWindowState(state.seenAt, state.previous, current, state.offsetMs)
   return slidingWindow(next, now, 1, params, false)
 }

@@ -17,17 +17,25 @@ class AlgorithmStep<S> implements Step<S> {
     readonly resetMs: number,
     readonly retryAfterMs: number,
     readonly delayMs: number,
+    readonly aheadMs: number,
   ) {}
 }
 
 /**
- * The step of an admitted request, or of a peek that would admit: nothing to wait for.
+ * The step of an admitted request, or of a peek that would admit: nothing to wait for. `aheadMs`: how far the key's
+ * time is ahead of the clock (see `keyTime`).
  *
  * @example
  * return admitted(next, limit - next.used, toWindowEnd)
  */
-export function admitted<S>(state: S | undefined, remaining: number, resetMs: number, delayMs = 0): Step<S> {
-  return new AlgorithmStep(state, true, remaining, resetMs, 0, delayMs)
+export function admitted<S>(
+  state: S | undefined,
+  remaining: number,
+  resetMs: number,
+  delayMs = 0,
+  aheadMs = 0,
+): Step<S> {
+  return new AlgorithmStep(state, true, remaining, resetMs, 0, delayMs, aheadMs)
 }
 
 /**
@@ -36,6 +44,12 @@ export function admitted<S>(state: S | undefined, remaining: number, resetMs: nu
  * @example
  * return rejected(state, limit - used, toWindowEnd, toWindowEnd)
  */
-export function rejected<S>(state: S | undefined, remaining: number, resetMs: number, retryAfterMs: number): Step<S> {
-  return new AlgorithmStep(state, false, remaining, resetMs, retryAfterMs, 0)
+export function rejected<S>(
+  state: S | undefined,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  aheadMs = 0,
+): Step<S> {
+  return new AlgorithmStep(state, false, remaining, resetMs, retryAfterMs, 0, aheadMs)
 }

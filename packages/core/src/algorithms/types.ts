@@ -53,9 +53,10 @@ export interface AlgorithmParams {
 
 /**
  * What an algorithm says about one request against one key. `state` is the key's new state when the request was
- * admitted and charged, or the state it was given otherwise. Time never runs backwards for a key: when the clock
- * reads earlier than the state's own time (it stepped back), the state comes back moved to now, with its counts, and
- * the store writes it although nothing was charged. So a store writes every step whose `state` is not the one given.
+ * admitted and charged, or the state it was given otherwise. Time never runs backwards for a key (see `keyTime`): when
+ * the key's offset from the clock changes (the clock stepped back, or came back), the state comes back with the new
+ * offset, and the store writes it although nothing was charged. So a store writes every step whose `state` is not the
+ * one given.
  * @example
  * const step: Step<TokenBucketState> = tokenBucket(state, Date.now(), 1, params, true)
  * if (step.state !== state) save(step.state)
@@ -71,6 +72,11 @@ export interface Step<S> {
   readonly retryAfterMs: number
   /** Queue only: milliseconds from now until an admitted request departs. 0 for every other algorithm. */
   readonly delayMs: number
+  /**
+   * How far the key's time is ahead of the clock (see `keyTime`): 0 unless the clock stepped back. The store keeps a
+   * state this much longer than `resetMs`, so that the key's counts are still there when the clock comes back.
+   */
+  readonly aheadMs?: number
 }
 
 /**

@@ -2,23 +2,27 @@ import { admitted, rejected } from './step'
 import type { Step } from './types'
 
 /**
- * Used units in the window that starts at `windowStart`: the state of the fixed window (an epoch-aligned window)
- * and of the calendar window (a local day or month). A class, not a literal (see `step.ts`).
+ * `used` units counted in the window that holds `seenAt`, the instant of the key's last charge: the state of the
+ * fixed window (an epoch-aligned window) and of the calendar window (a local day or month). `offsetMs`: how far the
+ * key's time was ahead of the clock when it was written (0 unless the clock stepped back; see `keyTime`; always 0 for
+ * a calendar window). A class, not a literal (see `step.ts`).
  *
  * @example
- * const state = new WindowCount(60_000, 3) // 3 used in the window that starts at 60 s
+ * const state = new WindowCount(60_000, 3) // 3 used in the window that holds 60 s
  */
 export class WindowCount {
   constructor(
-    readonly windowStart: number,
+    readonly seenAt: number,
     readonly used: number,
+    readonly offsetMs = 0,
   ) {}
 }
 
 /**
  * The counting step of the fixed and the calendar window, which differ only in where their windows start and end:
  * `now` falls in the window [windowStart, windowEnd). Admit iff used + cost <= limit; rejected requests are not
- * counted. Retry-after and reset are both the time to the window's end.
+ * counted. Retry-after and reset are both the time to the window's end. `offsetMs` is how far `now` (the key's time)
+ * is ahead of the clock, kept in the state.
  *
  * @example
  * const windowStart = floorDiv(now, windowMs) * windowMs
@@ -32,14 +36,15 @@ export function countWithin(
   cost: number,
   limit: number,
   charge: boolean,
+  offsetMs = 0,
 ): Step<WindowCount> {
-  state = asOf(state, windowStart)
-  const used = state !== undefined && state.windowStart === windowStart ? state.used : 0
+  state = asOf(state, windowEnd, now, offsetMs)
+  const used = state !== undefined && state.seenAt >= windowStart ? state.used : 0
   const toWindowEnd = windowEnd - now
-  if (used + cost > limit) return rejected(state, limit - used, toWindowEnd, toWindowEnd)
-  if (!charge) return admitted(state, limit - used, toWindowEnd)
-  const next = new WindowCount(windowStart, used + cost)
-  return admitted(next, limit - next.used, toWindowEnd)
+  if (used + cost > limit) return rejected(state, limit - used, toWindowEnd, toWindowEnd, offsetMs)
+  if (!charge) return admitted(state, limit - used, toWindowEnd, 0, offsetMs)
+  const next = new WindowCount(now, used + cost, offsetMs)
+  return admitted(next, limit - next.used, toWindowEnd, 0, offsetMs)
 }
 
 /**
@@ -56,20 +61,30 @@ export function refundWithin(
   now: number,
   cost: number,
   limit: number,
+  offsetMs = 0,
 ): Step<WindowCount> {
-  state = asOf(state, windowStart)
-  if (state === undefined || state.windowStart !== windowStart) {
-    return countWithin(state, windowStart, windowEnd, now, 1, limit, false)
+  state = asOf(state, windowEnd, now, offsetMs)
+  if (state === undefined || state.seenAt < windowStart) {
+    return countWithin(state, windowStart, windowEnd, now, 1, limit, false, offsetMs)
   }
-  const refunded = new WindowCount(windowStart, Math.max(0, state.used - cost))
-  return countWithin(refunded, windowStart, windowEnd, now, 1, limit, false)
+  const refunded = new WindowCount(state.seenAt, Math.max(0, state.used - cost), offsetMs)
+  return countWithin(refunded, windowStart, windowEnd, now, 1, limit, false, offsetMs)
 }
 
 /**
- * Time never runs backwards for a key: when the clock reads a window earlier than the state's (it stepped back), the
- * count moves back to the clock's window. A step then neither forgets the count (which would admit twice the
- * limit) nor keeps the client waiting until the clock is back where it was. The store writes the moved state.
+ * The state as the step reads it, the key's offset from the clock in it (see `keyTime`): itself when nothing moved, so
+ * that the store writes it only when something did. A calendar window decides by the clock: when the clock reads a
+ * period earlier than the count's (it stepped back), the count moves back to the clock's period, so that a step
+ * neither forgets it nor keeps the client waiting until the clock is back where it was. A fixed window decides by the
+ * key's time, which is never earlier than its last charge.
  */
-function asOf(state: WindowCount | undefined, windowStart: number): WindowCount | undefined {
-  return state !== undefined && state.windowStart > windowStart ? new WindowCount(windowStart, state.used) : state
+function asOf(
+  state: WindowCount | undefined,
+  windowEnd: number,
+  now: number,
+  offsetMs: number,
+): WindowCount | undefined {
+  if (state === undefined) return state
+  if (state.seenAt >= windowEnd) return new WindowCount(now, state.used, offsetMs)
+  return state.offsetMs === offsetMs ? state : new WindowCount(state.seenAt, state.used, offsetMs)
 }

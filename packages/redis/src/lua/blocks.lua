@@ -8,7 +8,8 @@ local function blocked_step(step, now, blocked_until)
   local retry_after_ms = 0
   if not step.allowed then retry_after_ms = step.retry_after_ms end
   return { state = step.state, allowed = false, remaining = 0, reset_ms = math.max(block_left, step.reset_ms),
-    retry_after_ms = math.max(block_left, retry_after_ms), delay_ms = 0, block_left_ms = block_left }
+    retry_after_ms = math.max(block_left, retry_after_ms), delay_ms = 0, block_left_ms = block_left,
+    ahead_ms = step.ahead_ms }
 end
 
 local function is_blocked(blocked_until, now)

@@ -5,12 +5,12 @@
 
 local function calendar_window(state, now, cost, p, charge)
   local period_start, period_end = period_at(p.boundaries, now)
-  return count_within(state, period_start, period_end, now, cost, p.limit, charge)
+  return count_within(state, period_start, period_end, now, cost, p.limit, charge, 0)
 end
 
 local function calendar_window_refund(state, now, cost, p)
   local period_start, period_end = period_at(p.boundaries, now)
-  return refund_within(state, period_start, period_end, now, cost, p.limit)
+  return refund_within(state, period_start, period_end, now, cost, p.limit, 0)
 end
 
 local calendar_window_decode, calendar_window_encode = window_count_decode, window_count_encode

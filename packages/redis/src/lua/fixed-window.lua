@@ -1,14 +1,21 @@
 -- Fixed window, as packages/core/src/algorithms/fixed-window.ts: window k covers [kW, (k+1)W), counted by
--- count_within (window-count.lua).
+-- count_within (window-count.lua), at the key's time (key-time.lua).
 
-local function fixed_window(state, now, cost, p, charge)
-  local window_start = floor_div(now, p.window_ms) * p.window_ms
-  return count_within(state, window_start, window_start + p.window_ms, now, cost, p.limit, charge)
+local function fixed_window_now(state, clock)
+  if state == nil then return clock end
+  return key_time(state.seen_at, state.offset_ms, clock)
 end
 
-local function fixed_window_refund(state, now, cost, p)
+local function fixed_window(state, clock, cost, p, charge)
+  local now = fixed_window_now(state, clock)
   local window_start = floor_div(now, p.window_ms) * p.window_ms
-  return refund_within(state, window_start, window_start + p.window_ms, now, cost, p.limit)
+  return count_within(state, window_start, window_start + p.window_ms, now, cost, p.limit, charge, now - clock)
+end
+
+local function fixed_window_refund(state, clock, cost, p)
+  local now = fixed_window_now(state, clock)
+  local window_start = floor_div(now, p.window_ms) * p.window_ms
+  return refund_within(state, window_start, window_start + p.window_ms, now, cost, p.limit, now - clock)
 end
 
 local fixed_window_decode, fixed_window_encode = window_count_decode, window_count_encode

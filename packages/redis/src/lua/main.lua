@@ -12,9 +12,11 @@
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
 -- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
 -- never), and delay_ms for a rule that admits or the rest of its key's block (0: none) for one that refuses (a refusal
--- has no delay; the block tells the instance's short-circuit how long the refusal holds). Redis would truncate a
--- fraction, so every number is a whole one. Or one string when that request failed alone (a flat array: a nested
--- array per request costs Redis more than the numbers in it):
+-- has no delay; the block tells the instance's short-circuit how long the refusal holds); that number as -1 - it when
+-- the key's time is ahead of the clock (see key-time.lua: its numbers then jump when the clock catches up, so the
+-- short-circuit must not count them down). Redis would truncate a fraction, so every number is a whole one.
+-- Or one string when that request failed alone (a flat array: a nested array per request costs Redis more than the
+-- numbers in it):
 -- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
 --   period); nothing is read or written, and the instance asks again with boundaries around that time.
 -- - 'SLUICEKEY <rule number> <what it holds>': a key this script cannot use (something else wrote it, a rule's key or
@@ -63,7 +65,7 @@ end
 
 -- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
 -- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm; third: when the
--- state read expires.
+-- state read expires, and fourth: how long its value is.
 local function read(key, algorithm)
   if algorithm.read ~= nil then
     -- An algorithm that reads its key itself (the sliding log, a view on a long value) says when its state expires.
@@ -87,27 +89,31 @@ local function read(key, algorithm)
     redis.call('DEL', key)
     return nil
   end
-  return state, nil, expires_at
+  return state, nil, expires_at, #value
 end
 
--- Writes a key's new state, to expire `reset_ms` from now. A state that expires when the one read did (a fixed or
--- sliding window within its window) is written over the old one in place, which keeps the key's expiry: setting an
--- expiry costs Redis more than the write itself.
-local function write(key, algorithm, state, reset_ms, read_expires_at)
+-- Writes a step's new state, to expire when the key is back to its full allowance (reset_ms from now), and while the
+-- key's time is ahead of the clock (it stepped back, see key-time.lua) that much later, as MemoryStore keeps it. A
+-- state that expires when the one read did (a fixed or sliding window within its window) and is as long is written
+-- over the old one in place, which keeps the key's expiry: setting an expiry costs Redis more than the write itself.
+local function write(key, algorithm, step, read_expires_at, read_length)
+  local state, reset_ms = step.state, step.reset_ms
   if state == nil or reset_ms <= 0 then
     redis.call('DEL', key)
     return
   end
+  local keep_ms = reset_ms + (step.ahead_ms or 0)
   if algorithm.write ~= nil then
-    algorithm.write(key, state, now + reset_ms, expire_at(reset_ms))
+    algorithm.write(key, state, now + keep_ms, expire_at(keep_ms))
     return
   end
-  local expires_at = now + reset_ms
-  if expires_at == read_expires_at then
-    redis.call('SETRANGE', key, 0, algorithm.encode(expires_at, state))
+  local expires_at = now + keep_ms
+  local value = algorithm.encode(expires_at, state)
+  if expires_at == read_expires_at and #value == read_length then
+    redis.call('SETRANGE', key, 0, value)
     return
   end
-  set_expiring(key, algorithm.encode(expires_at, state), reset_ms)
+  set_expiring(key, value, keep_ms)
 end
 
 -- The rule sets: per rule, its parameters as the algorithms read them (p) and its algorithm; how many keys a request
@@ -155,6 +161,7 @@ local function append(step)
   local allowed, retry_after_ms, last = 0, step.retry_after_ms, step.block_left_ms or 0
   if step.allowed then allowed, last = 1, step.delay_ms end
   if retry_after_ms == INFINITY then retry_after_ms = -1 end
+  if (step.ahead_ms or 0) > 0 then last = -1 - last end
   replies[n + 1] = allowed
   replies[n + 2] = step.remaining
   replies[n + 3] = step.reset_ms
@@ -173,7 +180,7 @@ end
 local function decide_one(p, key, mode, cost)
   local algorithm = p.algorithm
   if p.boundaries ~= nil then check_clock(p) end
-  local state, unusable, expires_at = read(key, algorithm)
+  local state, unusable, expires_at, length = read(key, algorithm)
   if unusable then error('SLUICEKEY 1 ' .. unusable, 0) end
   local step
   if mode == 'refund' then
@@ -184,7 +191,7 @@ local function decide_one(p, key, mode, cost)
     step = algorithm.step(state, now, cost, p, mode == 'charge')
     if step.state == state then return append(step) end
   end
-  write(key, algorithm, step.state, step.reset_ms, expires_at)
+  write(key, algorithm, step, expires_at, length)
   append(step)
 end
 
@@ -195,14 +202,15 @@ local function decide(rules, first, mode, cost)
   for i = 1, count do check_clock(rules[i]) end
   -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a
   -- block), then its step.
-  local states, expiries, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}
+  local states, expiries, lengths, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}, {}
   local blocks = first + count - 1
   for i = 1, count do
     local p = rules[i]
-    local state, unusable, expires_at = read(KEYS[first + i - 1], p.algorithm)
+    local state, unusable, expires_at, length = read(KEYS[first + i - 1], p.algorithm)
     if unusable then error('SLUICEKEY ' .. i .. ' ' .. unusable, 0) end
     states[i] = state
     expiries[i] = expires_at
+    lengths[i] = length
     -- A refund leaves blocks alone, as MemoryStore.refund does (it does not even look at them).
     if p.block_ms > 0 then
       blocks = blocks + 1
@@ -232,7 +240,7 @@ local function decide(rules, first, mode, cost)
       else
         local step = p.algorithm.refund(states[i], now, cost, p)
         steps[i] = step
-        write(KEYS[first + i - 1], p.algorithm, step.state, step.reset_ms, expiries[i])
+        write(KEYS[first + i - 1], p.algorithm, step, expiries[i], lengths[i])
       end
     end
   else
@@ -260,11 +268,11 @@ local function decide(rules, first, mode, cost)
         end
       end
     end
-    -- Every new state is written: each rule's when all charged, else only those moved back to a clock that stepped
-    -- back.
+    -- Every new state is written: each rule's when all charged, else only those whose key's offset from the clock
+    -- changed (see key-time.lua).
     for i = 1, count do
       if steps[i].state ~= states[i] then
-        write(KEYS[first + i - 1], rules[i].algorithm, steps[i].state, steps[i].reset_ms, expiries[i])
+        write(KEYS[first + i - 1], rules[i].algorithm, steps[i], expiries[i], lengths[i])
       end
     end
   end

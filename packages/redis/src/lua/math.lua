@@ -26,13 +26,29 @@ local function whole(n)
   return type(n) == 'number' and n >= 0 and n <= 9007199254740992 and n == floor(n)
 end
 
--- The numbers of a value this script wrote as `count` (3 or 4) little-endian doubles, each a whole one; nothing for a
--- value of another length, or with another number in it (something else wrote the key). Every algorithm that stores
--- its state whole decodes it with this (see `read` in main.lua).
+-- The numbers of a value this script wrote as `count` (3 or 4) little-endian doubles, each a whole one, then the key's
+-- offset from the clock (see key-time.lua): a last double when the value has one more, else 0. Nothing for a value of
+-- another length, or with another number in it (something else wrote the key). Every algorithm that stores its state
+-- whole decodes it with this (see `read` in main.lua).
+local DOUBLES = { [3] = '<ddd', [4] = '<dddd', [5] = '<ddddd' }
 local function whole_doubles(value, count)
-  if #value ~= 8 * count then return nil end
-  local a, b, c, d = struct.unpack(count == 4 and '<dddd' or '<ddd', value)
-  if count == 3 then d = 0 end -- the fourth value was the position after the third
-  if whole(a) and whole(b) and whole(c) and whole(d) then return a, b, c, d end
-  return nil
+  local length = #value / 8
+  if length ~= count and length ~= count + 1 then return nil end
+  local numbers = { struct.unpack(DOUBLES[length], value) }
+  numbers[length + 1] = nil -- the position after the last value
+  if length == count then numbers[length + 1] = 0 end
+  for i = 1, count + 1 do
+    if not whole(numbers[i]) then return nil end
+  end
+  return unpack(numbers, 1, count + 1)
+end
+
+-- The encoding of `count` numbers and the key's offset from the clock, the offset only when there is one.
+local function pack_doubles(offset_ms, a, b, c, d)
+  if d == nil then
+    if offset_ms == 0 then return struct.pack('<ddd', a, b, c) end
+    return struct.pack('<dddd', a, b, c, offset_ms)
+  end
+  if offset_ms == 0 then return struct.pack('<dddd', a, b, c, d) end
+  return struct.pack('<ddddd', a, b, c, d, offset_ms)
 end

@@ -8,9 +8,12 @@
 --
 -- Stored as little-endian doubles (exact for integers below 2^53): a header of when the state expires, start, end_
 -- and base, then per entry its time and cum. Bytes past entry end_ - 1 are left over from a refund and unused.
--- The earlier layout (when the state expires, then each entry's time and cost) is still read, and rewritten.
+-- A key whose time is ahead of the clock (the clock stepped back, see key-time.lua) has a longer header: -1 (no
+-- header's first number otherwise), when the state expires, start, end_, base and offset_ms. The earlier layout (when
+-- the state expires, then each entry's time and cost) is still read, and rewritten.
 
 local SL_HEADER = 32
+local SL_STEPPED_HEADER = 48
 local SL_ENTRY = 16
 -- Entries read with one GETRANGE when walking past expired ones.
 local SL_CHUNK = 32
@@ -19,7 +22,7 @@ local SL_CHUNK = 32
 local function sliding_log_entry(state, i)
   local entry = state.entries[i]
   if entry == nil then
-    local offset = SL_HEADER + SL_ENTRY * i
+    local offset = state.header + SL_ENTRY * i
     local time, cum = struct.unpack('<dd', redis.call('GETRANGE', state.key, offset, offset + SL_ENTRY - 1))
     entry = { time, cum }
     state.entries[i] = entry
@@ -29,7 +32,7 @@ end
 
 -- Reads entries from..to (inclusive) with one GETRANGE.
 local function sliding_log_load(state, from, to)
-  local bytes = redis.call('GETRANGE', state.key, SL_HEADER + SL_ENTRY * from, SL_HEADER + SL_ENTRY * (to + 1) - 1)
+  local bytes = redis.call('GETRANGE', state.key, state.header + SL_ENTRY * from, state.header + SL_ENTRY * (to + 1) - 1)
   local at = 1
   for i = from, to do
     if state.entries[i] == nil then
@@ -44,8 +47,8 @@ end
 
 -- A state that keeps the entries of `state` but its own changes: a step never changes the state it was given.
 local function sliding_log_view(state, start, end_, base)
-  return { key = state.key, start = start, end_ = end_, base = base, fresh = state.fresh,
-    entries = setmetatable({}, { __index = state.entries }), writes = {} }
+  return { key = state.key, start = start, end_ = end_, base = base, fresh = state.fresh, header = state.header,
+    offset_ms = state.offset_ms, entries = setmetatable({}, { __index = state.entries }), writes = {} }
 end
 
 local function sliding_log_set(state, i, time, cum)
@@ -53,24 +56,28 @@ local function sliding_log_set(state, i, time, cum)
   state.writes[#state.writes + 1] = i
 end
 
--- Time never runs backwards for a key: when the newest entry is later than now (the clock stepped back), every entry
--- moves back by the same amount, so that the newest is now. Rare, so the live entries are read and written whole.
-local function sliding_log_as_of(state, now)
-  if state == nil or state.end_ <= state.start then return state end
-  local shift = now - sliding_log_entry(state, state.end_ - 1)
-  if shift >= 0 then return state end
-  if not state.fresh then sliding_log_load(state, state.start, state.end_ - 1) end
-  local moved = { key = state.key, start = state.start, end_ = state.end_, base = state.base, fresh = true,
-    entries = {}, writes = {} }
-  for i = state.start, state.end_ - 1 do
-    local time, cum = sliding_log_entry(state, i)
-    moved.entries[i] = { time + shift, cum }
-  end
+-- The key's time (key-time.lua), from its newest entry.
+local function sliding_log_now(state, clock)
+  return key_time(sliding_log_entry(state, state.end_ - 1), state.offset_ms, clock)
+end
+
+-- The state with the key's new offset from the clock: itself when that has not changed (then nothing is written). The
+-- entries stay as they are: they are in the key's time.
+local function sliding_log_as_of(state, offset_ms)
+  if state.offset_ms == offset_ms then return state end
+  local moved = sliding_log_view(state, state.start, state.end_, state.base)
+  moved.offset_ms = offset_ms
   return moved
 end
 
-local function sliding_log(state, now, cost, p, charge)
-  state = sliding_log_as_of(state, now)
+local function sliding_log(state, clock, cost, p, charge)
+  if state ~= nil and state.end_ <= state.start then state = nil end
+  local now = clock
+  if state ~= nil then
+    now = sliding_log_now(state, clock)
+    state = sliding_log_as_of(state, now - clock)
+  end
+  local ahead_ms = now - clock
   if state == nil then
     if cost > p.limit then
       return { state = state, allowed = false, remaining = p.limit, reset_ms = 0, retry_after_ms = INFINITY,
@@ -79,9 +86,10 @@ local function sliding_log(state, now, cost, p, charge)
     if not charge then
       return { state = state, allowed = true, remaining = p.limit, reset_ms = 0, retry_after_ms = 0, delay_ms = 0 }
     end
-    local next = { start = 0, end_ = 1, base = 0, fresh = true, entries = { [0] = { now, cost } }, writes = {} }
+    local next = { start = 0, end_ = 1, base = 0, fresh = true, offset_ms = 0, entries = { [0] = { now, cost } },
+      writes = {} }
     return { state = next, allowed = true, remaining = p.limit - cost, reset_ms = p.window_ms, retry_after_ms = 0,
-      delay_ms = 0 }
+      delay_ms = 0, ahead_ms = 0 }
   end
   local end_ = state.end_
   local oldest = now - p.window_ms -- entries at or before this instant have expired
@@ -119,11 +127,11 @@ local function sliding_log(state, now, cost, p, charge)
       retry_after_ms = sliding_log_entry(state, low) + p.window_ms - now
     end
     return { state = state, allowed = false, remaining = p.limit - used, reset_ms = reset_ms,
-      retry_after_ms = retry_after_ms, delay_ms = 0 }
+      retry_after_ms = retry_after_ms, delay_ms = 0, ahead_ms = ahead_ms }
   end
   if not charge then
     return { state = state, allowed = true, remaining = p.limit - used, reset_ms = reset_ms, retry_after_ms = 0,
-      delay_ms = 0 }
+      delay_ms = 0, ahead_ms = ahead_ms }
   end
   local next
   if newest == now then
@@ -134,17 +142,17 @@ local function sliding_log(state, now, cost, p, charge)
     sliding_log_set(next, end_, now, total + cost)
   end
   return { state = next, allowed = true, remaining = p.limit - used - cost, reset_ms = p.window_ms,
-    retry_after_ms = 0, delay_ms = 0 }
+    retry_after_ms = 0, delay_ms = 0, ahead_ms = ahead_ms }
 end
 
 -- Refund: the newest entries give back `cost`, newest first: the log ends at the first entry whose running total
 -- reaches what is left, and that entry keeps only what is left.
-local function sliding_log_refund(state, now, cost, p)
-  if state == nil or state.end_ <= state.start then return sliding_log(nil, now, 1, p, false) end
-  state = sliding_log_as_of(state, now)
+local function sliding_log_refund(state, clock, cost, p)
+  if state == nil or state.end_ <= state.start then return sliding_log(nil, clock, 1, p, false) end
+  state = sliding_log_as_of(state, sliding_log_now(state, clock) - clock)
   local _, total = sliding_log_entry(state, state.end_ - 1)
   local left = total - cost
-  if left <= state.base then return sliding_log(nil, now, 1, p, false) end
+  if left <= state.base then return sliding_log(nil, clock, 1, p, false) end
   local low, high = state.start, state.end_ - 1
   while low < high do
     local middle = math.floor((low + high) / 2)
@@ -153,7 +161,7 @@ local function sliding_log_refund(state, now, cost, p)
   end
   local next = sliding_log_view(state, state.start, low + 1, state.base)
   sliding_log_set(next, low, sliding_log_entry(state, low), left)
-  return sliding_log(next, now, 1, p, false)
+  return sliding_log(next, clock, 1, p, false)
 end
 
 -- The state of `key`, read as far as its header; nil for a key that does not exist. Second result: what the key holds
@@ -164,10 +172,17 @@ local function sliding_log_read(key)
   if length == 0 then
     if redis.call('EXISTS', key) == 0 then return nil end
   elseif length % SL_ENTRY == 0 and length >= SL_HEADER + SL_ENTRY then
-    local expires_at, start, end_, base = struct.unpack('<dddd', redis.call('GETRANGE', key, 0, SL_HEADER - 1))
-    if whole(expires_at) and whole(start) and whole(end_) and whole(base) and start < end_
-      and end_ <= (length - SL_HEADER) / SL_ENTRY then
-      return { key = key, expires_at = expires_at, start = start, end_ = end_, base = base, entries = {}, writes = {} }
+    local head = redis.call('GETRANGE', key, 0, SL_STEPPED_HEADER - 1)
+    local header, offset_ms = SL_HEADER, 0
+    local expires_at, start, end_, base = struct.unpack('<dddd', head)
+    if expires_at == -1 and #head == SL_STEPPED_HEADER then
+      header = SL_STEPPED_HEADER
+      expires_at, start, end_, base, offset_ms = struct.unpack('<ddddd', head, 9)
+    end
+    if whole(expires_at) and whole(start) and whole(end_) and whole(base) and whole(offset_ms) and start < end_
+      and end_ <= (length - header) / SL_ENTRY then
+      return { key = key, expires_at = expires_at, start = start, end_ = end_, base = base, header = header,
+        offset_ms = offset_ms, entries = {}, writes = {} }
     end
   elseif length % SL_ENTRY == 8 then
     -- The earlier layout: read whole, once; the next write stores it in this one.
@@ -184,36 +199,44 @@ local function sliding_log_read(key)
     end
     local end_ = (length - 8) / SL_ENTRY
     if valid and end_ > 0 then
-      return { key = key, expires_at = expires_at, start = 0, end_ = end_, base = 0, fresh = true, entries = entries,
-        writes = {} }
+      return { key = key, expires_at = expires_at, start = 0, end_ = end_, base = 0, fresh = true, offset_ms = 0,
+        entries = entries, writes = {} }
     end
   end
   return nil, 'holds ' .. length .. ' bytes that are no state of this algorithm'
 end
 
--- Writes what a step changed: the changed entries and the header, and when the key expires (Redis's clock); or, for a new key (or one in
--- the earlier layout, or once the expired prefix outgrows the live entries), the live entries afresh.
+-- The header of a state with these numbers, the longer one when the key's time is ahead of the clock; and its length.
+local function sliding_log_header(expires_at, start, end_, base, offset_ms)
+  if offset_ms == 0 then return struct.pack('<dddd', expires_at, start, end_, base), SL_HEADER end
+  return struct.pack('<dddddd', -1, expires_at, start, end_, base, offset_ms), SL_STEPPED_HEADER
+end
+
+-- Writes what a step changed: the changed entries and the header, and when the key expires (Redis's clock); or, for a
+-- new key (or one in the earlier layout, or one whose header changes length, or once the expired prefix outgrows the
+-- live entries), the live entries afresh.
 local function sliding_log_write(key, state, expires_at, expire_at_ms)
   local start, end_ = state.start, state.end_
-  if state.fresh or (start >= SL_CHUNK and start > end_ - start) then
-    local parts = { struct.pack('<dddd', expires_at, 0, end_ - start, state.base) }
-    if state.fresh then
-      for i = start, end_ - 1 do parts[#parts + 1] = struct.pack('<dd', sliding_log_entry(state, i)) end
-    else
-      for _, i in ipairs(state.writes) do
-        local entry = state.entries[i]
-        redis.call('SETRANGE', key, SL_HEADER + SL_ENTRY * i, struct.pack('<dd', entry[1], entry[2]))
-      end
-      parts[2] = redis.call('GETRANGE', key, SL_HEADER + SL_ENTRY * start, SL_HEADER + SL_ENTRY * end_ - 1)
-    end
+  local header, length = sliding_log_header(expires_at, start, end_, state.base, state.offset_ms)
+  if state.fresh or length ~= state.header then
+    -- Every live entry, read in one GETRANGE where it is not in hand yet (a clock step: rare).
+    if not state.fresh then sliding_log_load(state, start, end_ - 1) end
+    local parts = { (sliding_log_header(expires_at, 0, end_ - start, state.base, state.offset_ms)) }
+    for i = start, end_ - 1 do parts[#parts + 1] = struct.pack('<dd', sliding_log_entry(state, i)) end
     redis.call('SET', key, table.concat(parts))
     redis.call('PEXPIREAT', key, expire_at_ms)
     return
   end
   for _, i in ipairs(state.writes) do
     local entry = state.entries[i]
-    redis.call('SETRANGE', key, SL_HEADER + SL_ENTRY * i, struct.pack('<dd', entry[1], entry[2]))
+    redis.call('SETRANGE', key, length + SL_ENTRY * i, struct.pack('<dd', entry[1], entry[2]))
   end
-  redis.call('SETRANGE', key, 0, struct.pack('<dddd', expires_at, start, end_, state.base))
+  if start >= SL_CHUNK and start > end_ - start then
+    -- The expired prefix outgrew the live entries: cut it off.
+    local live = redis.call('GETRANGE', key, length + SL_ENTRY * start, length + SL_ENTRY * end_ - 1)
+    redis.call('SET', key, sliding_log_header(expires_at, 0, end_ - start, state.base, state.offset_ms) .. live)
+  else
+    redis.call('SETRANGE', key, 0, header)
+  end
   redis.call('PEXPIREAT', key, expire_at_ms)
 end

@@ -1,11 +1,11 @@
--- Sliding window counter, as packages/core/src/algorithms/sliding-window.ts. State: { window_start, previous,
--- current }.
+-- Sliding window counter, as packages/core/src/algorithms/sliding-window.ts. State: { seen_at, previous, current,
+-- offset_ms }: the counts of the window that holds seen_at (the key's last charge) and of the one before, decided at
+-- the key's time (key-time.lua).
 
--- Time never runs backwards for a key: counts from a later window than the clock's (the clock stepped back) move back
--- to the clock's window.
-local function sliding_window_as_of(state, window_start)
-  if state == nil or state.window_start <= window_start then return state end
-  return { window_start = window_start, previous = state.previous, current = state.current }
+-- The state with the key's new offset from the clock: itself when that has not changed (then nothing is written).
+local function sliding_window_as_of(state, offset_ms)
+  if state.offset_ms == offset_ms then return state end
+  return { seen_at = state.seen_at, previous = state.previous, current = state.current, offset_ms = offset_ms }
 end
 
 -- The smallest offset e' in a window where floor(weight * (W - e') / W) <= allowed; W when none qualifies.
@@ -32,17 +32,23 @@ local function sliding_reset_ms(previous, current, elapsed, window_ms)
   return window_ms - elapsed + first_offset_at_most(current, 0, window_ms)
 end
 
-local function sliding_window(state, now, cost, p, charge)
+local function sliding_window(state, clock, cost, p, charge)
   local limit, window_ms = p.limit, p.window_ms
+  local now = clock
+  if state ~= nil then
+    now = key_time(state.seen_at, state.offset_ms, clock)
+    state = sliding_window_as_of(state, now - clock)
+  end
+  local ahead_ms = now - clock
   local window_start = floor_div(now, window_ms) * window_ms
-  state = sliding_window_as_of(state, window_start)
   local previous = 0
   local current = 0
   if state ~= nil then
-    if state.window_start == window_start then
+    local state_window_start = floor_div(state.seen_at, window_ms) * window_ms
+    if state_window_start == window_start then
       previous = state.previous
       current = state.current
-    elseif state.window_start == window_start - window_ms then
+    elseif state_window_start == window_start - window_ms then
       previous = state.current
     end
   end
@@ -51,33 +57,36 @@ local function sliding_window(state, now, cost, p, charge)
   if estimate + cost > limit then
     return { state = state, allowed = false, remaining = math.max(0, limit - estimate),
       reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms),
-      retry_after_ms = sliding_retry_after_ms(previous, current, elapsed, cost, limit, window_ms), delay_ms = 0 }
+      retry_after_ms = sliding_retry_after_ms(previous, current, elapsed, cost, limit, window_ms), delay_ms = 0,
+      ahead_ms = ahead_ms }
   end
   if not charge then
     return { state = state, allowed = true, remaining = limit - estimate,
-      reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms), retry_after_ms = 0, delay_ms = 0 }
+      reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms), retry_after_ms = 0, delay_ms = 0,
+      ahead_ms = ahead_ms }
   end
   current = current + cost
-  return { state = { window_start = window_start, previous = previous, current = current }, allowed = true,
-    remaining = limit - estimate - cost, reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms),
-    retry_after_ms = 0, delay_ms = 0 }
+  return { state = { seen_at = now, previous = previous, current = current, offset_ms = ahead_ms },
+    allowed = true, remaining = limit - estimate - cost,
+    reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms), retry_after_ms = 0, delay_ms = 0,
+    ahead_ms = ahead_ms }
 end
 
 local function sliding_window_refund(state, now, cost, p)
   if state == nil then return sliding_window(state, now, 1, p, false) end
-  local next = { window_start = state.window_start, previous = state.previous,
-    current = math.max(0, state.current - cost) }
+  local next = { seen_at = state.seen_at, previous = state.previous,
+    current = math.max(0, state.current - cost), offset_ms = state.offset_ms }
   return sliding_window(next, now, 1, p, false)
 end
 
--- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then
--- window_start, previous, current.
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then seen_at (written as
+-- the window's start before, which reads the same), previous, current, and offset_ms when it is not 0.
 local function sliding_window_decode(value)
-  local expires_at, window_start, previous, current = whole_doubles(value, 4)
+  local expires_at, seen_at, previous, current, offset_ms = whole_doubles(value, 4)
   if expires_at == nil then return nil end
-  return expires_at, { window_start = window_start, previous = previous, current = current }
+  return expires_at, { seen_at = seen_at, previous = previous, current = current, offset_ms = offset_ms }
 end
 
 local function sliding_window_encode(expires_at, state)
-  return struct.pack('<dddd', expires_at, state.window_start, state.previous, state.current)
+  return pack_doubles(state.offset_ms, expires_at, state.seen_at, state.previous, state.current)
 end

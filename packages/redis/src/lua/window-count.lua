@@ -1,50 +1,55 @@
 -- The counting step of the fixed and the calendar window, as packages/core/src/algorithms/window-count.ts. State:
--- { window_start, used }, the used units in the window that starts at window_start.
+-- { seen_at, used, offset_ms }, the used units in the window that holds seen_at (the key's last charge), and how far
+-- the key's time was ahead of the clock (key-time.lua; always 0 for a calendar window).
 
--- Time never runs backwards for a key: a count from a later window than the clock's (the clock stepped back) moves
--- back to the clock's window.
-local function window_count_as_of(state, window_start)
-  if state ~= nil and state.window_start > window_start then return { window_start = window_start, used = state.used } end
-  return state
+-- The state as the step reads it, the key's offset from the clock in it: itself when nothing moved (then nothing is
+-- written). A calendar window decides by the clock: a count from a later period than the clock's (the clock stepped
+-- back) moves back to the clock's period. A fixed window decides by the key's time, never earlier than its last charge.
+local function window_count_as_of(state, window_end, now, offset_ms)
+  if state == nil then return state end
+  if state.seen_at >= window_end then return { seen_at = now, used = state.used, offset_ms = offset_ms } end
+  if state.offset_ms == offset_ms then return state end
+  return { seen_at = state.seen_at, used = state.used, offset_ms = offset_ms }
 end
 
 -- now falls in the window [window_start, window_end). Admit iff used + cost <= limit; rejected requests are not
--- counted.
-local function count_within(state, window_start, window_end, now, cost, limit, charge)
-  state = window_count_as_of(state, window_start)
+-- counted. offset_ms: how far now (the key's time) is ahead of the clock.
+local function count_within(state, window_start, window_end, now, cost, limit, charge, offset_ms)
+  state = window_count_as_of(state, window_end, now, offset_ms)
   local used = 0
-  if state ~= nil and state.window_start == window_start then used = state.used end
+  if state ~= nil and state.seen_at >= window_start then used = state.used end
   local to_window_end = window_end - now
   if used + cost > limit then
     return { state = state, allowed = false, remaining = limit - used, reset_ms = to_window_end,
-      retry_after_ms = to_window_end, delay_ms = 0 }
+      retry_after_ms = to_window_end, delay_ms = 0, ahead_ms = offset_ms }
   end
   if not charge then
     return { state = state, allowed = true, remaining = limit - used, reset_ms = to_window_end,
-      retry_after_ms = 0, delay_ms = 0 }
+      retry_after_ms = 0, delay_ms = 0, ahead_ms = offset_ms }
   end
-  local next = { window_start = window_start, used = used + cost }
+  local next = { seen_at = now, used = used + cost, offset_ms = offset_ms }
   return { state = next, allowed = true, remaining = limit - next.used, reset_ms = to_window_end,
-    retry_after_ms = 0, delay_ms = 0 }
+    retry_after_ms = 0, delay_ms = 0, ahead_ms = offset_ms }
 end
 
 -- Only the count of the window holding now can go down; an earlier window's is already forgotten.
-local function refund_within(state, window_start, window_end, now, cost, limit)
-  state = window_count_as_of(state, window_start)
-  if state == nil or state.window_start ~= window_start then
-    return count_within(state, window_start, window_end, now, 1, limit, false)
+local function refund_within(state, window_start, window_end, now, cost, limit, offset_ms)
+  state = window_count_as_of(state, window_end, now, offset_ms)
+  if state == nil or state.seen_at < window_start then
+    return count_within(state, window_start, window_end, now, 1, limit, false, offset_ms)
   end
-  local refunded = { window_start = window_start, used = math.max(0, state.used - cost) }
-  return count_within(refunded, window_start, window_end, now, 1, limit, false)
+  local refunded = { seen_at = state.seen_at, used = math.max(0, state.used - cost), offset_ms = offset_ms }
+  return count_within(refunded, window_start, window_end, now, 1, limit, false, offset_ms)
 end
 
--- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then window_start, used.
+-- Stored as little-endian doubles (exact for integers below 2^53): when the state expires, then seen_at (written as
+-- the window's start before, which reads the same), used, and offset_ms when it is not 0.
 local function window_count_decode(value)
-  local expires_at, window_start, used = whole_doubles(value, 3)
+  local expires_at, seen_at, used, offset_ms = whole_doubles(value, 3)
   if expires_at == nil then return nil end
-  return expires_at, { window_start = window_start, used = used }
+  return expires_at, { seen_at = seen_at, used = used, offset_ms = offset_ms }
 end
 
 local function window_count_encode(expires_at, state)
-  return struct.pack('<ddd', expires_at, state.window_start, state.used)
+  return pack_doubles(state.offset_ms, expires_at, state.seen_at, state.used)
 end
