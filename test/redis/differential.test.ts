@@ -7,7 +7,7 @@
 // the traces.
 import { CLIENT_KINDS, type ClientKind, type KindClient, kindClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
-import { differential } from './differential'
+import { differential, type Trace } from './differential'
 
 let server: RedisServer
 const clients = new Map<ClientKind, KindClient>()
@@ -23,6 +23,38 @@ afterAll(async () => {
 })
 
 const RUNS: { readonly [kind in ClientKind]: number } = { ioredis: 2000, 'node-redis': 200 }
+
+// Found by the flood differential (seed -1131364595): a leaky bucket of 1 a second with a 1 s block, admitted at t,
+// refused at t + 1 ms (the block starts), refused again at t + 1000 ms by the short-circuit alone; then the clock
+// stepped back 1 ms and a cost of 2 came. The memory store had seen the state expire at t + 1000 and dropped it, so it
+// answered from a new key (retry-after 1000 ms, the block's 2 ms or the drain's 1000, whichever is longer); Redis had
+// not seen that instant, kept the state and answered 1001. A block now holds a refusal for the short-circuit no longer
+// than the rule's state lives, so the call at t + 1000 reaches Redis, which drops the state too.
+const BLOCK_OUTLIVES_STATE: Trace = {
+  rules: [
+    {
+      algorithm: 'leaky-bucket',
+      limit: 1,
+      window: 1000,
+      rate: undefined,
+      period: { period: 'day', timeZone: 'UTC' },
+      block: 1000,
+    },
+  ],
+  start: 1_700_000_000_000,
+  ops: [
+    { kind: 'apply', gap: { to: 'plain', ms: 0 }, keys: [1], cost: 1, charge: true },
+    { kind: 'apply', gap: { to: 'plain', ms: 1 }, keys: [1], cost: 1, charge: true },
+    { kind: 'apply', gap: { to: 'retry-after', offset: -1 }, keys: [1], cost: 1, charge: true },
+    { kind: 'refund', gap: { to: 'back', ms: 1 }, keys: [0], cost: 1 },
+    { kind: 'apply', gap: { to: 'plain', ms: 0 }, keys: [1], cost: 2, charge: true },
+  ],
+}
+
+test('a block that outlives the state it refused with: the state is gone in both stores after a step back', async () => {
+  const client = (clients.get('ioredis') as KindClient).client
+  expect(await differential(client, ['leaky-bucket'], { numRuns: 1, maxRules: 1, trace: BLOCK_OUTLIVES_STATE })).toBe(5)
+})
 
 describe.each(CLIENT_KINDS)('%s', (kind) => {
   const runs = RUNS[kind]

@@ -12,9 +12,10 @@
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
 -- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
 -- never), and delay_ms for a rule that admits or the rest of its key's block (0: none) for one that refuses (a refusal
--- has no delay; the block tells the instance's short-circuit how long the refusal holds); that number as -1 - it when
--- the key's time is ahead of the clock (see key-time.lua: its numbers then jump when the clock catches up, so the
--- short-circuit must not count them down). Redis would truncate a fraction, so every number is a whole one.
+-- has no delay; the block tells the instance's short-circuit how long the refusal holds: never past the moment the
+-- rule's state expires, which only a call that reads it can see); that number as -1 - it when the key's time is ahead
+-- of the clock (see key-time.lua: its numbers then jump when the clock catches up, so the short-circuit must not count
+-- them down). Redis would truncate a fraction, so every number is a whole one.
 -- Or one string when that request failed alone (a flat array: a nested array per request costs Redis more than the
 -- numbers in it):
 -- - 'SLUICE_CLOCK <now>': the time is outside the boundaries of a calendar rule (the clocks disagree by more than a
@@ -271,8 +272,16 @@ local function decide(rules, first, mode, cost)
     -- Every new state is written: each rule's when all charged, else only those whose key's offset from the clock
     -- changed (see key-time.lua).
     for i = 1, count do
-      if steps[i].state ~= states[i] then
-        write(KEYS[first + i - 1], rules[i].algorithm, steps[i], expiries[i], lengths[i])
+      local step = steps[i]
+      local expires_at = expiries[i]
+      if step.state ~= states[i] then
+        write(KEYS[first + i - 1], rules[i].algorithm, step, expires_at, lengths[i])
+        expires_at = now + step.reset_ms + (step.ahead_ms or 0)
+      end
+      -- A block holds a refusal for the short-circuit no longer than the rule's state lives: the call that finds it
+      -- expired deletes it, as MemoryStore does, and a clock that then steps back must find it gone here too.
+      if step.block_left_ms ~= nil and step.state ~= nil and expires_at ~= nil then
+        step.block_left_ms = math.min(step.block_left_ms, expires_at - now)
       end
     end
   end
