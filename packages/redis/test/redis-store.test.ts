@@ -113,8 +113,8 @@ describe('the scripts', () => {
   test('a script holds exactly the algorithms asked for, in any order and with repeats', () => {
     expect(scriptFor(['tb', 'sw', 'tb'])).toEqual(scriptFor(['sw', 'tb']))
     const { source } = scriptFor(['sw', 'tb'])
-    expect(source).toContain('local function sliding_window(state, now, cost, p, charge)')
-    expect(source).toContain('local function token_bucket(state, now, cost, p, charge)')
+    expect(source).toContain('local function sliding_window(state, clock, cost, p, charge)')
+    expect(source).toContain('local function token_bucket(state, clock, cost, p, charge)')
     expect(source).not.toContain('local function fixed_window(')
     expect(() => scriptFor([])).toThrow()
     expect(() => scriptFor(['xx'])).toThrow()
@@ -125,6 +125,7 @@ describe('the scripts', () => {
     const core = join(__dirname, '../../core/src/algorithms')
     const helpers = [
       'math.lua',
+      'key-time.lua',
       'main.lua',
       'calendar.lua',
       'blocks.lua',
@@ -140,7 +141,10 @@ describe('the scripts', () => {
       expect(readdirSync(core)).toContain(`${name}.ts`)
       const { source } = scriptFor([code])
       expect(source).toContain(readFileSync(join(lua, file), 'utf8').trimEnd())
-      expect(source).toContain(`local function ${name.replace('-', '_')}(state, now, cost, p, charge)`)
+      // The clock's time, or the key's (see key-time.lua) decided from it.
+      expect(source).toMatch(
+        new RegExp(`local function ${name.replace('-', '_')}\\(state, (now|clock), cost, p, charge\\)`),
+      )
     }
   })
 

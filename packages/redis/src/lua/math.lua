@@ -27,7 +27,7 @@ local function whole(n)
 end
 
 -- The numbers of a value this script wrote as `count` (3 or 4) little-endian doubles, each a whole one, then the key's
--- offset from the clock (see key-time.lua): a last double when the value has one more, else 0. Nothing for a value of
+-- offset from the clock (see key-time.lua): a last double (never 0) when the value has one more, else 0. Nothing for a value of
 -- another length, or with another number in it (something else wrote the key). Every algorithm that stores its state
 -- whole decodes it with this (see `read` in main.lua).
 local DOUBLES = { [3] = '<ddd', [4] = '<dddd', [5] = '<ddddd' }
@@ -36,7 +36,8 @@ local function whole_doubles(value, count)
   if length ~= count and length ~= count + 1 then return nil end
   local numbers = { struct.unpack(DOUBLES[length], value) }
   numbers[length + 1] = nil -- the position after the last value
-  if length == count then numbers[length + 1] = 0 end
+  -- An offset is written only when there is one: a last 0 is no value this script wrote.
+  if length == count then numbers[length + 1] = 0 elseif numbers[length] == 0 then return nil end
   for i = 1, count + 1 do
     if not whole(numbers[i]) then return nil end
   end
