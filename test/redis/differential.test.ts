@@ -70,12 +70,17 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     'calendar-window',
   ] as const)('%s: memory and Redis agree', (algorithm) => {
     test(`${runs} random traces (costs, gaps, exact boundaries, odd keys, blocks, refunds, resets)`, async () => {
-      const ops = await differential(client(), [algorithm], { numRuns: runs, maxRules: 1 })
+      const ops = await differential(client(), [algorithm], { numRuns: runs, maxRules: 1, largeSteps: true })
       expect(ops).toBeGreaterThan(runs * 5)
     }, 120_000)
 
     test(`${runs / 10} floods of one or two keys (blocks, short gaps, retry times)`, async () => {
-      const ops = await differential(client(), [algorithm], { numRuns: runs / 10, maxRules: 1, shape: 'flood' })
+      const ops = await differential(client(), [algorithm], {
+        numRuns: runs / 10,
+        maxRules: 1,
+        shape: 'flood',
+        largeSteps: true,
+      })
       // At least ten ops each.
       expect(ops).toBeGreaterThanOrEqual(runs)
     }, 120_000)
@@ -85,7 +90,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     const ops = await differential(
       client(),
       ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket', 'calendar-window'],
-      { numRuns: runs, maxRules: 3 },
+      { numRuns: runs, maxRules: 3, largeSteps: true },
     )
     expect(ops).toBeGreaterThan(runs * 5)
   }, 120_000)
@@ -94,7 +99,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     const ops = await differential(
       client(),
       ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket', 'calendar-window'],
-      { numRuns: runs / 5, maxRules: 3, shape: 'flood' },
+      { numRuns: runs / 5, maxRules: 3, shape: 'flood', largeSteps: true },
     )
     expect(ops).toBeGreaterThanOrEqual(runs * 2)
   }, 120_000)

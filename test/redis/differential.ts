@@ -36,7 +36,7 @@ type Op =
 /**
  * How far time moves before an op: a plain gap, to an instant where an answer changes, or back (a clock that steps
  * back: both stores keep each key's own time, op for op alike). Large steps (an hour or a day, back or forward) come
- * in every shape of trace: a clock stepped back and forward again must find both stores agreeing.
+ * in every shape of trace when asked for: a clock stepped back and forward again must find both stores agreeing.
  */
 type Gap =
   | { to: 'plain'; ms: number }
@@ -76,7 +76,7 @@ function ruleArb(algorithms: readonly StoreAlgorithm[]): fc.Arbitrary<RuleSpec> 
   })
 }
 
-function gapArb(): fc.Arbitrary<Gap> {
+function gapArb(largeSteps: boolean): fc.Arbitrary<Gap> {
   const offset = fc.constantFrom(-1 as const, 0 as const, 1 as const)
   return fc.oneof(
     { weight: 5, arbitrary: fc.record({ to: fc.constant('plain' as const), ms: fc.integer({ min: 0, max: 400 }) }) },
@@ -86,7 +86,7 @@ function gapArb(): fc.Arbitrary<Gap> {
     { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 90_000 }) }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('period-end' as const), offset }) },
-    { weight: 1, arbitrary: largeStepArb() },
+    ...(largeSteps ? [{ weight: 1, arbitrary: largeStepArb() }] : []),
   )
 }
 
@@ -105,6 +105,7 @@ export function traceArb(
   algorithms: readonly StoreAlgorithm[],
   maxRules: number,
   shape: TraceShape,
+  largeSteps = false,
 ): fc.Arbitrary<Trace> {
   const flood = shape === 'flood'
   const rules = fc.array(flood ? floodRuleArb(algorithms) : ruleArb(algorithms), { minLength: 1, maxLength: maxRules })
@@ -118,7 +119,7 @@ export function traceArb(
       { weight: flood ? 8 : 4, arbitrary: fc.constant(1) },
       { weight: 2, arbitrary: fc.integer({ min: 1, max: maxCost }) },
     )
-    const gap = flood ? floodGapArb() : gapArb()
+    const gap = flood ? floodGapArb(largeSteps) : gapArb(largeSteps)
     const op: fc.Arbitrary<Op> = fc.oneof(
       {
         weight: 12,
@@ -157,7 +158,7 @@ function floodRuleArb(algorithms: readonly StoreAlgorithm[]): fc.Arbitrary<RuleS
   })
 }
 
-function floodGapArb(): fc.Arbitrary<Gap> {
+function floodGapArb(largeSteps: boolean): fc.Arbitrary<Gap> {
   const offset = fc.constantFrom(-1 as const, 0 as const, 1 as const)
   return fc.oneof(
     { weight: 8, arbitrary: fc.record({ to: fc.constant('plain' as const), ms: fc.integer({ min: 0, max: 250 }) }) },
@@ -166,7 +167,7 @@ function floodGapArb(): fc.Arbitrary<Gap> {
     { weight: 1, arbitrary: fc.record({ to: fc.constant('window-boundary' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('reset' as const), offset }) },
     { weight: 1, arbitrary: fc.record({ to: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 2000 }) }) },
-    { weight: 1, arbitrary: largeStepArb() },
+    ...(largeSteps ? [{ weight: 1, arbitrary: largeStepArb() }] : []),
   )
 }
 
@@ -251,13 +252,22 @@ const ATTEMPTS = 5
 export async function differential(
   client: RedisStoreClient,
   algorithms: readonly StoreAlgorithm[],
-  options: { numRuns: number; maxRules: number; shape?: TraceShape; seed?: number; path?: string; trace?: Trace },
+  options: {
+    numRuns: number
+    maxRules: number
+    shape?: TraceShape
+    seed?: number
+    path?: string
+    trace?: Trace
+    /** Also steps of an hour and a day, back and forward (see `Gap`). */
+    largeSteps?: boolean
+  },
 ): Promise<number> {
   let ops = 0
   // A trace given is replayed as it is (a regression case); otherwise random ones.
   const traces = options.trace
     ? fc.constant(options.trace)
-    : traceArb(algorithms, options.maxRules, options.shape ?? 'mixed')
+    : traceArb(algorithms, options.maxRules, options.shape ?? 'mixed', options.largeSteps)
   const replay = async (trace: Trace): Promise<'replayed' | 'outage'> => {
     const rules = compile(trace.rules, `diff${process.pid}.${traceCount++}`)
     let now = trace.start

@@ -114,6 +114,8 @@ function slidingResetMs(previous: number, current: number, elapsed: number, wind
 export const slidingWindowRefund: Refund<SlidingWindowState> = (state, now, cost, params) => {
   if (state === undefined) return slidingWindow(state, now, 1, params, false)
   const current = Math.max(0, state.current - cost)
+  // Nothing left: a new key's state, as if never charged (a charge refunded across Cluster slots leaves no instant).
+  if (current === 0 && state.previous === 0) return slidingWindow(undefined, now, 1, params, false)
   const next = new SlidingWindowState(state.seenAt, state.previous, current, state.offsetMs)
   return slidingWindow(next, now, 1, params, false)
 }

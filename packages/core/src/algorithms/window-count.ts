@@ -67,7 +67,9 @@ export function refundWithin(
   if (state === undefined || state.seenAt < windowStart) {
     return countWithin(state, windowStart, windowEnd, now, 1, limit, false, offsetMs)
   }
-  const refunded = new WindowCount(state.seenAt, Math.max(0, state.used - cost), offsetMs)
+  // Nothing left: a new key's state, as if never charged (a charge refunded across Cluster slots leaves no instant).
+  const used = state.used - cost
+  const refunded = used > 0 ? new WindowCount(state.seenAt, used, offsetMs) : undefined
   return countWithin(refunded, windowStart, windowEnd, now, 1, limit, false, offsetMs)
 }
 

@@ -74,8 +74,10 @@ end
 
 local function sliding_window_refund(state, now, cost, p)
   if state == nil then return sliding_window(state, now, 1, p, false) end
-  local next = { seen_at = state.seen_at, previous = state.previous,
-    current = math.max(0, state.current - cost), offset_ms = state.offset_ms }
+  local current = math.max(0, state.current - cost)
+  -- Nothing left: a new key's state, as if never charged (a charge refunded across Cluster slots leaves no instant).
+  if current == 0 and state.previous == 0 then return sliding_window(nil, now, 1, p, false) end
+  local next = { seen_at = state.seen_at, previous = state.previous, current = current, offset_ms = state.offset_ms }
   return sliding_window(next, now, 1, p, false)
 end
 

@@ -38,7 +38,10 @@ local function refund_within(state, window_start, window_end, now, cost, limit, 
   if state == nil or state.seen_at < window_start then
     return count_within(state, window_start, window_end, now, 1, limit, false, offset_ms)
   end
-  local refunded = { seen_at = state.seen_at, used = math.max(0, state.used - cost), offset_ms = offset_ms }
+  -- Nothing left: a new key's state, as if never charged (a charge refunded across Cluster slots leaves no instant).
+  local used = state.used - cost
+  local refunded = nil
+  if used > 0 then refunded = { seen_at = state.seen_at, used = used, offset_ms = offset_ms } end
   return count_within(refunded, window_start, window_end, now, 1, limit, false, offset_ms)
 end
 
