@@ -2,7 +2,7 @@
 // the same decisions as memory, one EVALSHA per slot, refunds when a slot rejects what another slot admitted, and the
 // registries of separate stores' rules, each in its own slot.
 // The Lua and the slot grouping are the same for both clients, so node-redis replays a fifth of the traces.
-import { createLimiter, type RuleOptions } from '@sluice/core'
+import { createLimiter, MemoryStore, type RuleOptions } from '@sluice/core'
 import { RedisStore, type RedisStoreClient } from '@sluice/redis'
 import Redis, { type Cluster } from 'ioredis'
 import { replayStore } from '../../packages/redis/src/redis-store'
@@ -126,6 +126,47 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     expect(rejected.rules?.[0]).toMatchObject({ allowed: true, remaining: 8 })
     expect((await limiter.peek('user:1', 1)).rules?.[0]?.remaining).toBe(8)
   })
+
+  // Found by the stacked cross-slot differential (seed 20261130): a window charged in one slot at t + 1 and refunded
+  // because another slot refused kept the charge's instant as its key's time, so with the clock stepped back to t
+  // Redis decided as of t + 1 (fixed window resetMs 999) where memory, never charged, decided by the clock (1000). A
+  // window's state keeps the start of its last charge's window, which a refunded charge leaves where it was.
+  test.each(['fixed-window', 'sliding-window'] as const)(
+    '%s: a charge refunded across slots leaves the key time where it was, as in memory, when the clock steps back',
+    async (algorithm) => {
+      const t = 1_700_000_000_000
+      const clock = { now: t }
+      const rules: RuleOptions[] = [
+        { name: 'user', limit: 6, window: 1500, algorithm },
+        { name: 'tenant', limit: 1, window: 60_000, algorithm: 'fixed-window' },
+      ]
+      const keys = ['user:1', 'tenant:acme']
+      expect(keySlot(`x{${keys[0]}}`)).not.toBe(keySlot(`x{${keys[1]}}`))
+      const prefix = `refund-time-${kind}-${algorithm}`
+      const memory = createLimiter({ prefix, rules, store: new MemoryStore({ clock: () => clock.now }) })
+      const store = replayStore({ client: storeClient(), clock: () => clock.now })
+      const redis = createLimiter({ prefix, rules, store })
+      try {
+        const both = async (cost: number) => [await memory.consume(keys, cost), await redis.consume(keys, cost)]
+        const [admitted, admittedToo] = await both(1)
+        expect(admitted).toMatchObject({ allowed: true })
+        expect(admittedToo).toEqual(admitted)
+        clock.now = t + 1
+        // The user rule admits in its slot and is charged there; the tenant rule refuses in its own: refunded.
+        const [refused, refusedToo] = await both(1)
+        expect(refused).toMatchObject({ allowed: false, rule: 'tenant' })
+        expect(refusedToo).toEqual(refused)
+        clock.now = t // stepped back 1 ms
+        const [peeked, peekedToo] = [await memory.peek(keys), await redis.peek(keys)]
+        expect(peekedToo).toEqual(peeked)
+        // By the clock, 500 ms into a window of 1.5 s with one unit counted: 1000 ms to the window's end (fixed), the
+        // unit's weight gone 1 ms into the next window (sliding).
+        expect(peeked.rules?.[0]?.resetMs).toBe(algorithm === 'fixed-window' ? 1000 : 1001)
+      } finally {
+        store.close()
+      }
+    },
+  )
 
   test('two stores with other limits in one key space warn once each; a key space with the same limits does not', async () => {
     const prefix = `registry-${kind}`

@@ -3,9 +3,8 @@ import type { Algorithm, AlgorithmParams, Refund } from './types'
 import { countWithin, refundWithin, type WindowCount } from './window-count'
 
 /**
- * Used units in the calendar period (a local day or month of the rule's time zone) that holds `seenAt`,
- * the key's last charge
- * (see {@link WindowCount}).
+ * Used units in the calendar period (a local day or month of the rule's time zone) that starts at `seenAt`, the
+ * period of the key's last charge (see {@link WindowCount}).
  *
  * @example
  * const state: CalendarWindowState = new WindowCount(Date.UTC(2025, 2, 29, 23), 1200) // 30 March in Berlin

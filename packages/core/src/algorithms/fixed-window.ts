@@ -4,7 +4,7 @@ import type { Algorithm, Refund } from './types'
 import { countWithin, refundWithin, type WindowCount } from './window-count'
 
 /**
- * Used units in the epoch-aligned window that holds `seenAt`, the key's last charge (see {@link WindowCount}).
+ * Used units in the epoch-aligned window that starts at `seenAt`, the window of the key's last charge (see {@link WindowCount}).
  *
  * @example
  * const state: FixedWindowState = new WindowCount(60_000, 3)

@@ -4,7 +4,8 @@ import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'
 
 /**
- * Counts of the window that holds `seenAt` (the key's last charge) and of the one before it. `offsetMs`: how far the
+ * Counts of the window that starts at `seenAt` (the window of the key's last charge: its start, not the charge's
+ * instant, so that a charge refunded across Cluster slots leaves it) and of the one before it. `offsetMs`: how far the
  * key's time was ahead of the clock when it was written (0 unless the clock stepped back, see `keyTime`). A class, not
  * a literal (see `step.ts`).
  *
@@ -58,7 +59,9 @@ export const slidingWindow: Algorithm<SlidingWindowState> = (state, clock, cost,
     return admitted(state, limit - estimate, slidingResetMs(previous, current, elapsed, windowMs), 0, aheadMs)
   }
   current += cost
-  const next = new SlidingWindowState(now, previous, current, aheadMs)
+  // The window's start, not the charge's instant: a charge refunded across Cluster slots then leaves the key's time
+  // where it was, as in memory, where it never charged (see `keyTime`).
+  const next = new SlidingWindowState(windowStart, previous, current, aheadMs)
   return admitted(next, limit - estimate - cost, slidingResetMs(previous, current, elapsed, windowMs), 0, aheadMs)
 }
 

@@ -2,7 +2,7 @@ import { admitted, rejected } from './step'
 import type { Step } from './types'
 
 /**
- * `used` units counted in the window that holds `seenAt`, the instant of the key's last charge: the state of the
+ * `used` units counted in the window that starts at `seenAt` (the key's last instant as `keyTime` reads it): the state of the
  * fixed window (an epoch-aligned window) and of the calendar window (a local day or month). `offsetMs`: how far the
  * key's time was ahead of the clock when it was written (0 unless the clock stepped back; see `keyTime`; always 0 for
  * a calendar window). A class, not a literal (see `step.ts`).
@@ -38,12 +38,14 @@ export function countWithin(
   charge: boolean,
   offsetMs = 0,
 ): Step<WindowCount> {
-  state = asOf(state, windowEnd, now, offsetMs)
+  state = asOf(state, windowStart, windowEnd, offsetMs)
   const used = state !== undefined && state.seenAt >= windowStart ? state.used : 0
   const toWindowEnd = windowEnd - now
   if (used + cost > limit) return rejected(state, limit - used, toWindowEnd, toWindowEnd, offsetMs)
   if (!charge) return admitted(state, limit - used, toWindowEnd, 0, offsetMs)
-  const next = new WindowCount(now, used + cost, offsetMs)
+  // The window's start, not the charge's instant: a charge refunded across Cluster slots then leaves the key's time
+  // where it was, as in memory, where it never charged (see `keyTime`).
+  const next = new WindowCount(windowStart, used + cost, offsetMs)
   return admitted(next, limit - next.used, toWindowEnd, 0, offsetMs)
 }
 
@@ -63,7 +65,7 @@ export function refundWithin(
   limit: number,
   offsetMs = 0,
 ): Step<WindowCount> {
-  state = asOf(state, windowEnd, now, offsetMs)
+  state = asOf(state, windowStart, windowEnd, offsetMs)
   if (state === undefined || state.seenAt < windowStart) {
     return countWithin(state, windowStart, windowEnd, now, 1, limit, false, offsetMs)
   }
@@ -78,15 +80,15 @@ export function refundWithin(
  * that the store writes it only when something did. A calendar window decides by the clock: when the clock reads a
  * period earlier than the count's (it stepped back), the count moves back to the clock's period, so that a step
  * neither forgets it nor keeps the client waiting until the clock is back where it was. A fixed window decides by the
- * key's time, which is never earlier than its last charge.
+ * key's time, which is never earlier than the start of its last charge's window.
  */
 function asOf(
   state: WindowCount | undefined,
+  windowStart: number,
   windowEnd: number,
-  now: number,
   offsetMs: number,
 ): WindowCount | undefined {
   if (state === undefined) return state
-  if (state.seenAt >= windowEnd) return new WindowCount(now, state.used, offsetMs)
+  if (state.seenAt >= windowEnd) return new WindowCount(windowStart, state.used, offsetMs)
   return state.offsetMs === offsetMs ? state : new WindowCount(state.seenAt, state.used, offsetMs)
 }

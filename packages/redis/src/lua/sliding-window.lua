@@ -1,5 +1,6 @@
 -- Sliding window counter, as packages/core/src/algorithms/sliding-window.ts. State: { seen_at, previous, current,
--- offset_ms }: the counts of the window that holds seen_at (the key's last charge) and of the one before, decided at
+-- offset_ms }: the counts of the window that starts at seen_at (the window of the key's last charge: its start, not
+-- the charge's instant, so that a charge refunded across Cluster slots leaves it) and of the one before, decided at
 -- the key's time (key-time.lua).
 
 -- The state with the key's new offset from the clock: itself when that has not changed (then nothing is written).
@@ -66,7 +67,9 @@ local function sliding_window(state, clock, cost, p, charge)
       ahead_ms = ahead_ms }
   end
   current = current + cost
-  return { state = { seen_at = now, previous = previous, current = current, offset_ms = ahead_ms },
+  -- The window's start, not the charge's instant: a charge refunded across Cluster slots then leaves the key's time
+  -- where it was, as in memory, where it never charged (key-time.lua).
+  return { state = { seen_at = window_start, previous = previous, current = current, offset_ms = ahead_ms },
     allowed = true, remaining = limit - estimate - cost,
     reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms), retry_after_ms = 0, delay_ms = 0,
     ahead_ms = ahead_ms }

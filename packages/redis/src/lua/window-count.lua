@@ -1,13 +1,15 @@
 -- The counting step of the fixed and the calendar window, as packages/core/src/algorithms/window-count.ts. State:
--- { seen_at, used, offset_ms }, the used units in the window that holds seen_at (the key's last charge), and how far
+-- { seen_at, used, offset_ms }, the used units in the window that starts at seen_at (the key's last instant as
+-- key-time.lua reads it: the start of its last charge's window, so that a refunded charge leaves it), and how far
 -- the key's time was ahead of the clock (key-time.lua; always 0 for a calendar window).
 
 -- The state as the step reads it, the key's offset from the clock in it: itself when nothing moved (then nothing is
 -- written). A calendar window decides by the clock: a count from a later period than the clock's (the clock stepped
--- back) moves back to the clock's period. A fixed window decides by the key's time, never earlier than its last charge.
-local function window_count_as_of(state, window_end, now, offset_ms)
+-- back) moves back to the clock's period. A fixed window decides by the key's time, never earlier than the start of
+-- its last charge's window.
+local function window_count_as_of(state, window_start, window_end, offset_ms)
   if state == nil then return state end
-  if state.seen_at >= window_end then return { seen_at = now, used = state.used, offset_ms = offset_ms } end
+  if state.seen_at >= window_end then return { seen_at = window_start, used = state.used, offset_ms = offset_ms } end
   if state.offset_ms == offset_ms then return state end
   return { seen_at = state.seen_at, used = state.used, offset_ms = offset_ms }
 end
@@ -15,7 +17,7 @@ end
 -- now falls in the window [window_start, window_end). Admit iff used + cost <= limit; rejected requests are not
 -- counted. offset_ms: how far now (the key's time) is ahead of the clock.
 local function count_within(state, window_start, window_end, now, cost, limit, charge, offset_ms)
-  state = window_count_as_of(state, window_end, now, offset_ms)
+  state = window_count_as_of(state, window_start, window_end, offset_ms)
   local used = 0
   if state ~= nil and state.seen_at >= window_start then used = state.used end
   local to_window_end = window_end - now
@@ -27,14 +29,16 @@ local function count_within(state, window_start, window_end, now, cost, limit, c
     return { state = state, allowed = true, remaining = limit - used, reset_ms = to_window_end,
       retry_after_ms = 0, delay_ms = 0, ahead_ms = offset_ms }
   end
-  local next = { seen_at = now, used = used + cost, offset_ms = offset_ms }
+  -- The window's start, not the charge's instant: a charge refunded across Cluster slots then leaves the key's time
+  -- where it was, as in memory, where it never charged (key-time.lua).
+  local next = { seen_at = window_start, used = used + cost, offset_ms = offset_ms }
   return { state = next, allowed = true, remaining = limit - next.used, reset_ms = to_window_end,
     retry_after_ms = 0, delay_ms = 0, ahead_ms = offset_ms }
 end
 
 -- Only the count of the window holding now can go down; an earlier window's is already forgotten.
 local function refund_within(state, window_start, window_end, now, cost, limit, offset_ms)
-  state = window_count_as_of(state, window_end, now, offset_ms)
+  state = window_count_as_of(state, window_start, window_end, offset_ms)
   if state == nil or state.seen_at < window_start then
     return count_within(state, window_start, window_end, now, 1, limit, false, offset_ms)
   end
