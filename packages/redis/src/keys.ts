@@ -3,8 +3,6 @@ import { type CompiledRule, longKeyDigest, MAX_KEPT_KEY_LENGTH } from '@sluice/c
 // '%' starts an escape, '{' and '}' would move or end the hash tag, ':' separates the parts of the key.
 const PREFIX_SPECIAL = /[%{}:]/g
 const KEY_SPECIAL = /[%{}]/g
-// Most keys hold none of them: one test, and the key itself, with no replace (2.4 µs a decision in the profile).
-const HAS_KEY_SPECIAL = /[%{}]/
 const ESCAPES: { readonly [char: string]: string } = { '%': '%25', '{': '%7B', '}': '%7D', ':': '%3A' }
 const escapeChar = (char: string) => ESCAPES[char] as string
 
@@ -23,7 +21,7 @@ export function escapePrefix(prefix: string): string {
 
 /** A caller's key with '%', '{' and '}' escaped, so it fits in a hash tag whole. */
 export function escapeKey(key: string): string {
-  return HAS_KEY_SPECIAL.test(key) ? key.replace(KEY_SPECIAL, escapeChar) : key
+  return key.replace(KEY_SPECIAL, escapeChar)
 }
 
 /**
