@@ -5,10 +5,10 @@ import { RedisStore } from '@sluice/redis'
 import Redis from 'ioredis'
 import { rateLimitRedisStore, startRedis } from './redis-env'
 
-const inFlight = Number(process.env.IN_FLIGHT ?? 64)
-const decisions = Number(process.env.DECISIONS ?? 40_000)
-const rounds = Number(process.env.ROUNDS ?? 3)
-const only = process.env.ONLY
+const inFlight = Number(process.env['IN_FLIGHT'] ?? 64)
+const decisions = Number(process.env['DECISIONS'] ?? 40_000)
+const rounds = Number(process.env['ROUNDS'] ?? 3)
+const only = process.env['ONLY']
 
 async function cpuPerDecision(op: (i: number) => Promise<unknown>): Promise<number> {
   let n = 0
