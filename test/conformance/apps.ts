@@ -84,6 +84,11 @@ export interface AppSpec {
   readonly routes?: readonly RouteSpec[]
   /** Trust a proxy on loopback (Express 'trust proxy', Koa app.proxy, Fastify trustProxy). */
   readonly trustProxy?: boolean
+  /**
+   * Route limiters add to the global one: Fastify's route config says `withGlobal: true` (Express, Koa and the fetch
+   * adapters mount two middlewares, so they always do).
+   */
+  readonly withGlobal?: boolean
   /** Install the framework's own onRejected, answering 429 text "slow down, <retryAfterMs> ms". */
   readonly customRejection?: boolean
 }
@@ -269,7 +274,9 @@ function fastifyFramework(name: string, create: typeof Fastify): Framework {
       app.route({
         method: route.method,
         url: route.path,
-        config: route.limit ? { rateLimit: options(route.limit) } : {},
+        config: route.limit
+          ? { rateLimit: spec.withGlobal ? { ...options(route.limit), withGlobal: true } : options(route.limit) }
+          : {},
         handler: async (request, reply) => {
           if (route.handle === undefined) {
             await reply.code(route.status ?? 200).send({ rateLimit: request.rateLimit ?? null })

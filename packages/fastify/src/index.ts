@@ -62,9 +62,17 @@ export interface FastifyRouteAdjustment
  * @example
  * app.post('/login', { config: { rateLimit: { limit: 5, window: '15m' } satisfies FastifyRouteRateLimitOptions } }, login)
  */
-export type FastifyRouteRateLimitOptions =
+export type FastifyRouteRateLimitOptions = (
   | FastifyRouteAdjustment
   | (HttpLimitOptions<FastifyRequest, FastifyReply> & FastifyOwnOptions)
+) & {
+  /**
+   * Apply the plugin's global limit too, before this route's (default false: the route's limit replaces it). A
+   * request must pass both and is counted by both; the IETF RateLimit fields list both, and Retry-After and the
+   * single-policy fields follow the binding one.
+   */
+  withGlobal?: boolean
+}
 
 /**
  * Options of the plugin with `global: false`: only the routes with a `config.rateLimit` are limited, and these options
@@ -190,8 +198,11 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
   } satisfies FastifyRateLimits)
   fastify.addHook('onRoute', (route) => limits.declare(route))
   fastify.addHook('onRequest', async function rateLimit(request, reply) {
-    const limit = limits.of(request)
-    if (limit !== undefined) await limit.call(this, request, reply)
+    // One limit, or the global one then the route's (`withGlobal`): a request the first refused goes no further.
+    for (const limit of limits.chain(request)) {
+      await limit.call(this, request, reply)
+      if (reply.sent) return
+    }
   })
 }
 

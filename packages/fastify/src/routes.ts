@@ -13,6 +13,11 @@ export interface RouteLimits {
   declare(route: RouteOptions): void
   /** The limit of a request's route, or undefined when it has none. */
   of(request: FastifyRequest): onRequestAsyncHookHandler | undefined
+  /**
+   * Every limit a request's route applies, in the order they run: its own (or the global one), after the global one
+   * when its config says `withGlobal: true`.
+   */
+  chain(request: FastifyRequest): readonly onRequestAsyncHookHandler[]
   /** The global limit, or undefined with `global: false`. */
   readonly global: onRequestAsyncHookHandler | undefined
   /** The own limit of the route at `method` and `url` (as declared; HEAD is GET), once it has been built. */
@@ -44,6 +49,7 @@ export function routeLimits(
   const byConfig = new WeakMap<object, Map<string, onRequestAsyncHookHandler>>()
   // The answer for each of Fastify's route contexts (a route's automatic HEAD has a context of its own).
   const byContext = new WeakMap<object, onRequestAsyncHookHandler | null>()
+  const chains = new WeakMap<object, readonly onRequestAsyncHookHandler[]>()
   // The last limit built for each counter, for `route(method, url)`.
   const byCounter = new Map<string, onRequestAsyncHookHandler>()
 
@@ -52,6 +58,19 @@ export function routeLimits(
       throw new InvalidOptionError(
         'config.rateLimit',
         `must be an object or false on route ${routeName(method, url)} (got ${describeValue(route)})`,
+      )
+    }
+    const { withGlobal } = route as { withGlobal?: unknown }
+    if (withGlobal !== undefined && typeof withGlobal !== 'boolean') {
+      throw new InvalidOptionError(
+        'config.rateLimit.withGlobal',
+        `must be true or false on route ${routeName(method, url)} (got ${describeValue(withGlobal)})`,
+      )
+    }
+    if (withGlobal === true && globalLimit === undefined) {
+      throw new InvalidOptionError(
+        'config.rateLimit.withGlobal',
+        `needs the plugin's global limit, but the plugin was registered with global: false (route ${routeName(method, url)})`,
       )
     }
     const counter = counterOf(method, url)
@@ -97,15 +116,29 @@ export function routeLimits(
       const config = route.config?.rateLimit
       if (config !== undefined && config !== false) limitOf(config, route.method, route.url)
     },
-    of(request) {
+    of,
+    chain(request) {
       const config = request.routeOptions.config
-      let limit = byContext.get(config)
-      if (limit === undefined) {
-        limit = resolve(config)
-        byContext.set(config, limit)
+      let chain = chains.get(config)
+      if (chain === undefined) {
+        const limit = of(request)
+        const route = config.rateLimit as { withGlobal?: unknown } | false | undefined
+        const stacked = globalLimit !== undefined && limit !== globalLimit && route && route.withGlobal === true
+        chain = limit === undefined ? [] : stacked ? [globalLimit, limit] : [limit]
+        chains.set(config, chain)
       }
-      return limit ?? undefined
+      return chain
     },
+  }
+
+  function of(request: FastifyRequest): onRequestAsyncHookHandler | undefined {
+    const config = request.routeOptions.config
+    let limit = byContext.get(config)
+    if (limit === undefined) {
+      limit = resolve(config)
+      byContext.set(config, limit)
+    }
+    return limit ?? undefined
   }
 }
 
@@ -127,6 +160,8 @@ function routeOptions(plugin: LimitFields, route: LimitFields, counter: string):
   // or its prefix (which names the route).
   delete merged['label']
   Object.assign(merged, route)
+  // Not a limiter's option: it says which limits the route runs (see `chain`).
+  delete merged['withGlobal']
   const options = merged as LimitFields
   if (route.prefix !== undefined) return options
   // A key space of the route's own, so its counts never mix with the global limit's on a shared store.

@@ -80,6 +80,46 @@ describe('@sluice/fastify', () => {
     expect(limiters).toEqual(['api', 'sluice:POST:/login', 'search'])
   })
 
+  it("withGlobal: true runs the global limit before the route's own: both count, both are listed", async () => {
+    const store = new MemoryStore({ clock: () => 0 })
+    await build(async (f) => {
+      await f.register(rateLimit, { name: 'global', limit: 3, window: '1m', store, algorithm: 'fixed-window' })
+      f.get('/', async () => 'global')
+      f.post(
+        '/login',
+        {
+          config: {
+            rateLimit: { name: 'login', limit: 2, window: '15m', algorithm: 'fixed-window', withGlobal: true },
+          },
+        },
+        async () => 'login',
+      )
+    })
+    const first = await request(app.server).post('/login').expect(200)
+    expect(first.get('ratelimit-policy')).toBe('"global";q=3;w=60, "login";q=2;w=900')
+    // The route refuses its 3rd, which the global passed (two limiters, as two middlewares on Express): the global
+    // is spent, on every route.
+    expect(await statuses('/login', 2, 'POST')).toEqual([200, 429])
+    expect(await statuses('/', 1)).toEqual([429])
+    // Refused by the global, a request goes no further: only the global is listed.
+    const refused = await request(app.server).post('/login').expect(429)
+    expect(refused.get('ratelimit-policy')).toBe('"global";q=3;w=60')
+  })
+
+  it('withGlobal must be a boolean, and needs a global limit', async () => {
+    app = Fastify()
+    await app.register(rateLimit, { global: false })
+    expect(() =>
+      app.get('/', { config: { rateLimit: { limit: 1, window: '1m', withGlobal: true } } }, async () => 'never'),
+    ).toThrow('option "config.rateLimit.withGlobal" needs the plugin\'s global limit')
+    await app.close()
+    app = Fastify()
+    await app.register(rateLimit, { limit: 1, window: '1m' })
+    expect(() =>
+      app.get('/', { config: { rateLimit: { limit: 1, window: '1m', withGlobal: 'yes' as never } } }, async () => 'x'),
+    ).toThrow('option "config.rateLimit.withGlobal" must be true or false')
+  })
+
   it('a route inherits the options it does not set (here the header mode)', async () => {
     await build(async (f) => {
       await f.register(rateLimit, { limit: 2, window: '1m', headers: 'draft-6', logger: silent })
