@@ -1,10 +1,10 @@
 // MemoryStore and RedisStore replay the same random traces at the same instants and must agree on every outcome
 // (allowed, remaining, resetMs, retryAfterMs, delayMs), for every algorithm (quotas' calendar windows included), alone
 // and stacked, with and without blocks, on one redis-server, through an ioredis client and a node-redis client. The
-// RedisStore has default options, so its local short-circuit answers every rejection it may: the flood traces keep
-// a few keys rejected and blocked for many ops in a row, where a local answer and Redis's could part. The Lua is the
-// same for both clients; what node-redis adds is its calling convention and reply parsing, so it replays a tenth of
-// the traces.
+// RedisStore has default options (but a timeout no starved redis-server misses), so its local short-circuit answers
+// every rejection it may: the flood traces keep a few keys rejected and blocked for many ops in a row, where a local
+// answer and Redis's could part. The Lua is the same for both clients; what node-redis adds is its calling convention
+// and reply parsing, so it replays a tenth of the traces.
 import { CLIENT_KINDS, type ClientKind, type KindClient, kindClient } from '../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../scripts/redis-server'
 import { differential, type Trace } from './differential'

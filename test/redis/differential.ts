@@ -13,6 +13,7 @@ import type { Outcome } from '@sluice/core/store'
 import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
+import { STARVED_REDIS_TIMEOUT_MS } from '../../scripts/redis-suite'
 import { sleep } from './cluster-load'
 
 export type StoreAlgorithm = AlgorithmName | 'leaky-queue' | 'calendar-window'
@@ -243,11 +244,12 @@ const ATTEMPTS = 5
  * Replays `numRuns` random traces through both stores; each run gets its own key prefix. Fails with the shrunk
  * trace and the first op where the outcomes differ.
  *
- * A RedisStore with default options gives Redis 100 ms per call. On a loaded 2-core machine a starved redis-server
- * can miss that, and the store then decides locally, by design, until Redis answers again: the ops meanwhile compare
- * the local stand-in, not Redis, and its counts are dropped on recovery. A trace that saw an outage says nothing about
- * the scripts, so it is replayed from the start on fresh keys, a little later each time (at most five times; a trace
- * that never gets through fails).
+ * The RedisStore has default options but for its timeout: the default 100 ms per call is missed by a redis-server
+ * starved on a loaded 2-core machine, and the store then decides locally, by design (after an outage it logs, or for
+ * one call alone when Redis answered later calls first), so the op compares the local stand-in, not Redis.
+ * STARVED_REDIS_TIMEOUT_MS is missed by no starved server. Should Redis still be declared unavailable, the trace says
+ * nothing about the scripts: it is replayed from the start on fresh keys, a little later each time (at most five
+ * times; a trace that never gets through fails).
  */
 export async function differential(
   client: RedisStoreClient,
@@ -273,11 +275,11 @@ export async function differential(
     let now = trace.start
     const clock = () => now
     const memoryStore = new MemoryStore({ clock })
-    // Default options: the short-circuit answers whatever it may, and must answer what Redis would.
+    // Default options (but the timeout): the short-circuit answers whatever it may, and must answer what Redis would.
     const outages: string[] = []
     // Other lines go where the default logger would send them.
     const logger = { warn: outagesInto(outages, console.warn), error: outagesInto(outages, console.error) }
-    const redisStore = replayStore({ client, clock, logger })
+    const redisStore = replayStore({ client, clock, logger, timeout: STARVED_REDIS_TIMEOUT_MS })
     const memory = memoryStore.bind(rules)
     const redis = redisStore.bind(rules)
     const done = (result: 'replayed' | 'outage') => {
