@@ -1,6 +1,6 @@
 // @sluice/core/internal: what the adapters (@sluice/express, @sluice/koa, @sluice/fastify) share, so that none of
 // them repeats the HTTP semantics. Not for applications: it changes with the adapters.
-export { describe as describeValue } from './errors'
+
 export {
   type AddressList,
   clientIpKey,
@@ -34,3 +34,4 @@ export {
   realTimers,
   releaseAtEnd,
 } from './protect'
+export { describe as describeValue } from './util/errors'

@@ -1,4 +1,4 @@
-import { describe, InvalidOptionError } from '../errors'
+import { describe, InvalidOptionError } from '../util/errors'
 import { IPV4, IPV6, NOT_AN_ADDRESS, ParsedAddress, parseAddress } from './address'
 
 /** The key of a request without a client address, or with one that is only spaces. */

@@ -1,6 +1,6 @@
-import { isCost } from '../checks'
-import { describe } from '../errors'
-import type { Logger } from '../logger'
+import { isCost } from '../util/checks'
+import { describe } from '../util/errors'
+import type { Logger } from '../util/logger'
 import { ipKeyFor } from './ip'
 import type { HttpSettings } from './options'
 

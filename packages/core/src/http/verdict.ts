@@ -1,4 +1,4 @@
-import type { Decision } from '../decision'
+import type { Decision } from '../limiter/decision'
 import { type HeaderList, type HeaderMode, NO_STORE, retryAfterSeconds } from './headers'
 import { responseHeaders } from './response-headers'
 

@@ -1,3 +1,10 @@
+export {
+  createConcurrencyPolicy,
+  type HttpConcurrencyOptions,
+  type HttpConcurrencyPolicy,
+} from '../http/concurrency-policy'
+export { type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from '../http/http-verdict'
+export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from '../http/shed-policy'
 export type { AdaptiveLimitOptions } from './adaptive-limit'
 export {
   type ConcurrencyLimiter,
@@ -5,12 +12,6 @@ export {
   createConcurrencyLimiter,
   type Slot,
 } from './concurrency'
-export {
-  createConcurrencyPolicy,
-  type HttpConcurrencyOptions,
-  type HttpConcurrencyPolicy,
-} from './concurrency-policy'
-export { type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
 export {
   acquireLeases,
   type LeaseOutcome,
@@ -21,7 +22,6 @@ export {
   renewLeases,
 } from './lease-table'
 export { PRIORITIES, type Priority } from './priority'
-export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from './shed-policy'
 export {
   type AdmissionRequest,
   createShedder,
