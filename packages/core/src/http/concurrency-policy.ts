@@ -3,13 +3,16 @@ import {
   type ConcurrencyLimiterOptions,
   createConcurrencyLimiter,
 } from '../protect/concurrency'
-import { checkFunction, checkObject, checkOptionNames } from '../util/checks'
-import { describe, InvalidOptionError, StoreKeyError, StoreUnavailableError } from '../util/errors'
+import { checkErrorStatus, checkFunction, checkObject, checkOptionNames } from '../util/checks'
+import { describe, InvalidOptionError } from '../util/errors'
 import { checkLogger, type Logger } from '../util/logger'
-import { type KeyFunction, NO_STORE, type RequestFacts, retryAfterSeconds } from '.'
-import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
+import { NO_STORE, retryAfterSeconds } from './headers'
 import { checkIpv6Subnet } from './ip'
-import { clientKeys } from './keys'
+import { clientKeys, type RequestFacts } from './keys'
+import type { KeyFunction } from './limit-options'
+import { type ResponseLifecycle, releaseAtEnd } from './response-end'
+import { storeOutage } from './store-outage'
+import { type HttpVerdict, PASS, type RequestPolicy } from './verdict'
 
 /**
  * The options every adapter's `concurrencyLimit` takes. `Req` is the framework's request (Koa: the context).
@@ -39,13 +42,13 @@ export interface HttpConcurrencyOptions<Req> extends Omit<ConcurrencyLimiterOpti
  * const policy: HttpConcurrencyPolicy<Request> = createConcurrencyPolicy({ limit: 10 })
  * console.log(policy.limiter.held)
  */
-export interface HttpConcurrencyPolicy<Req> {
+export interface HttpConcurrencyPolicy<Req> extends RequestPolicy<Req, ResponseLifecycle> {
   readonly limiter: ConcurrencyLimiter
   /** Takes a slot (released when the response ends or the client goes away), or answers 429. */
-  handle(req: Req, facts: RequestFacts, raw: ResponseLifecycle): Promise<ProtectVerdict>
+  handle(req: Req, res: ResponseLifecycle, facts: RequestFacts): Promise<HttpVerdict>
 }
 
-const UNAVAILABLE: ProtectVerdict = {
+const UNAVAILABLE: HttpVerdict = {
   action: 'reject',
   status: 503,
   headers: [NO_STORE],
@@ -73,20 +76,15 @@ const OPTIONS = [
  *
  * @example
  * const policy = createConcurrencyPolicy<Request>({ limit: 10, key: (req) => req.get('x-api-key') ?? '' })
- * const verdict = await policy.handle(req, factsOf(req), res)
+ * const verdict = await policy.handle(req, res, factsOf(req))
  */
 export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req>): HttpConcurrencyPolicy<Req> {
   checkObject(options, 'options')
   checkOptionNames(options, OPTIONS, 'concurrencyLimit', { max: 'limit', keyGenerator: 'key', onStoreError: 'onError' })
-  const { key, skip, logger = console, onError = 'closed', statusCode = 429 } = options
+  const { key, skip, logger = console, onError = 'closed' } = options
   checkFunction(key, 'key')
   checkFunction(skip, 'skip')
-  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
-    throw new InvalidOptionError(
-      'statusCode',
-      `must be an HTTP error status from 400 to 599 (got ${describe(statusCode)})`,
-    )
-  }
+  const statusCode = checkErrorStatus(options.statusCode, 429)
   if (onError !== 'open' && onError !== 'closed') {
     throw new InvalidOptionError('onError', `must be 'open' or 'closed' (got ${describe(onError)})`)
   }
@@ -104,7 +102,6 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
   const limiter = createConcurrencyLimiter(limiterOptions)
   // A global-only limiter counts every request under one key: the client's address is not even read.
   const perKey = options.limit !== undefined
-  let storeFailing = false
 
   // The same client key as rateLimit's: the framework's proxy-aware address, and one warning per limiter for an
   // X-Forwarded-For it does not trust.
@@ -119,24 +116,11 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
     return value
   }
 
-  const storeFailed = (error: unknown): ProtectVerdict => {
-    // One key the store cannot use is no outage, and the store has logged it (once per key): `onError` answers it.
-    if (error instanceof StoreKeyError) return onError === 'open' ? PASS : UNAVAILABLE
-    if (!storeFailing) {
-      storeFailing = true // once per outage, not once per request
-      const admitting = !(error instanceof StoreUnavailableError) && onError === 'open'
-      logger.error(
-        `sluice: the concurrency store failed; until it answers, requests are ${admitting ? 'admitted uncounted' : 'answered 503'}`,
-        error,
-      )
-    }
-    if (!(error instanceof StoreUnavailableError) && onError === 'open') return PASS
-    return UNAVAILABLE
-  }
+  const outage = storeOutage('concurrency', onError, logger)
 
   return {
     limiter,
-    async handle(req, facts, raw) {
+    async handle(req, raw, facts) {
       if (skip !== undefined && (await skip(req)) === true) return PASS
       // Watch the response before the first await: a client that aborts while the store answers is seen.
       const end = releaseAtEnd(raw)
@@ -144,9 +128,9 @@ export function createConcurrencyPolicy<Req>(options: HttpConcurrencyOptions<Req
       let slot: Awaited<ReturnType<ConcurrencyLimiter['acquire']>>
       try {
         slot = await limiter.acquire(slotKey)
-        storeFailing = false
+        outage.answered()
       } catch (error) {
-        return storeFailed(error)
+        return outage.failed(error) ? PASS : UNAVAILABLE
       }
       if (slot.allowed) {
         end.set(() => {

@@ -5,8 +5,10 @@ import { createShedder, type Shedder, type ShedderOptions, type ShedReason, type
 import { namedChannel } from '../runtime/builtins'
 import { checkFunction, checkObject, checkOneOf } from '../util/checks'
 import { describe } from '../util/errors'
-import { NO_STORE, retryAfterSeconds } from '.'
-import { PASS, type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
+import { NO_STORE, retryAfterSeconds } from './headers'
+import type { RequestFacts } from './keys'
+import { type ResponseLifecycle, releaseAtEnd } from './response-end'
+import { type HttpVerdict, PASS, type RequestPolicy } from './verdict'
 
 /**
  * The options every adapter's `shedLoad` takes: the shedder's, and how to read a request's priority and tenant.
@@ -44,10 +46,13 @@ export interface HttpShedOptions<Req> extends ShedderOptions {
  * const policy: HttpShedPolicy<Request> = createShedPolicy({ maxInFlight: 64 })
  * console.log(policy.shedder.inFlight)
  */
-export interface HttpShedPolicy<Req> {
+export interface HttpShedPolicy<Req> extends RequestPolicy<Req, ResponseLifecycle> {
   readonly shedder: Shedder
-  /** Admits (the slot is released when the response ends), or answers 503; may wait for a slot first. */
-  handle(req: Req, raw: ResponseLifecycle): ProtectVerdict | Promise<ProtectVerdict>
+  /**
+   * Admits (the slot is released when the response ends), or answers 503; may wait for a slot first. The shedder
+   * looks at this instance's health, not at the client: it reads no request facts.
+   */
+  handle(req: Req, res: ResponseLifecycle, facts?: RequestFacts): HttpVerdict | Promise<HttpVerdict>
 }
 
 /**
@@ -80,7 +85,7 @@ const OVERLOADED_STATUS = 503
  *
  * @example
  * const policy = createShedPolicy<Request>({ maxInFlight: 64, queue: 128, maxWait: '2s' })
- * const verdict = await policy.handle(req, res)
+ * const verdict = await policy.handle(req, res, factsOf(req))
  */
 export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPolicy<Req> {
   checkObject(options, 'options')
@@ -91,7 +96,7 @@ export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPo
   const rawTenants = checkOneOf(eventKeys, 'eventKeys', ['hash', 'raw'] as const) === 'raw'
   const shedder = createShedder(shedderOptions as ShedderOptions)
 
-  const refuse = (ticket: Ticket): ProtectVerdict => {
+  const refuse = (ticket: Ticket): HttpVerdict => {
     if (ticket.state === 'shed' && shedChannel.hasSubscribers) {
       const event: ShedEvent = {
         reason: ticket.reason as ShedReason,
@@ -113,11 +118,7 @@ export function createShedPolicy<Req>(options: HttpShedOptions<Req>): HttpShedPo
     }
   }
 
-  const admit = (
-    req: Req,
-    raw: ResponseLifecycle,
-    end = releaseAtEnd(raw),
-  ): ProtectVerdict | Promise<ProtectVerdict> => {
+  const admit = (req: Req, raw: ResponseLifecycle, end = releaseAtEnd(raw)): HttpVerdict | Promise<HttpVerdict> => {
     const request: { priority?: Priority; tenant?: string } = {}
     if (priority !== undefined) request.priority = priority(req)
     if (tenant !== undefined) {

@@ -1,10 +1,3 @@
-export {
-  createConcurrencyPolicy,
-  type HttpConcurrencyOptions,
-  type HttpConcurrencyPolicy,
-} from '../http/concurrency-policy'
-export { type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from '../http/http-verdict'
-export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from '../http/shed-policy'
 export type { AdaptiveLimitOptions } from './adaptive-limit'
 export {
   type ConcurrencyLimiter,

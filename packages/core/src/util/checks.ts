@@ -101,6 +101,20 @@ export function checkOneOf<T extends string>(value: unknown, option: string, val
 }
 
 /**
+ * An HTTP error status given as an option (`statusCode`), 400 to 599, or the fallback when it is left out.
+ *
+ * @example
+ * const statusCode = checkErrorStatus(options.statusCode, 429) // 429, or the one given
+ */
+export function checkErrorStatus(value: unknown, fallback: number): number {
+  const status = value ?? fallback
+  if (!Number.isInteger(status) || (status as number) < 400 || (status as number) > 599) {
+    throw new InvalidOptionError('statusCode', `must be an HTTP error status from 400 to 599 (got ${describe(status)})`)
+  }
+  return status as number
+}
+
+/**
  * Checks a duration option (milliseconds or a string such as `'1m'`) into whole milliseconds; `fallback` when it is
  * absent, and "is required" when there is none.
  *

@@ -25,8 +25,8 @@ test('a refusal is a 429 (or statusCode) with Retry-After, no-store and the reas
     [503, 503],
   ] as const) {
     const policy = createConcurrencyPolicy<object>({ limit: 1, ...(statusCode ? { statusCode } : {}) })
-    expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual({ action: 'pass' })
-    expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual({
+    expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual({ action: 'pass' })
+    expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual({
       action: 'reject',
       status,
       headers: [
@@ -41,13 +41,13 @@ test('a refusal is a 429 (or statusCode) with Retry-After, no-store and the reas
 test('each client address has its own slots by default; the slot is released when the response ends', async () => {
   const policy = createConcurrencyPolicy<object>({ limit: 1 })
   const first = new Raw()
-  expect(await policy.handle({}, factsFrom('10.0.0.1'), first)).toEqual({ action: 'pass' })
-  expect(await policy.handle({}, factsFrom('10.0.0.2'), new Raw())).toEqual({ action: 'pass' })
+  expect(await policy.handle({}, first, factsFrom('10.0.0.1'))).toEqual({ action: 'pass' })
+  expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.2'))).toEqual({ action: 'pass' })
   expect(policy.limiter.held).toBe(2)
   first.emit('finish')
   first.emit('close')
   expect(policy.limiter.held).toBe(1)
-  expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual({ action: 'pass' })
+  expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual({ action: 'pass' })
 })
 
 test('a global-only limit counts every request together and never asks for a key', async () => {
@@ -57,25 +57,25 @@ test('a global-only limit counts every request together and never asks for a key
       throw new Error('a global-only limit has no key to read')
     },
   })
-  expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual({ action: 'pass' })
-  expect((await policy.handle({}, factsFrom('10.0.0.2'), new Raw())).action).toBe('reject')
+  expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual({ action: 'pass' })
+  expect((await policy.handle({}, new Raw(), factsFrom('10.0.0.2'))).action).toBe('reject')
 })
 
 test('a key function (sync or async) picks the slots; one that returns no string is an error naming the option', async () => {
   const policy = createConcurrencyPolicy<{ key: unknown }>({ limit: 1, key: async (req) => req.key as string })
-  expect((await policy.handle({ key: 'a' }, factsFrom(undefined), new Raw())).action).toBe('pass')
-  expect((await policy.handle({ key: 'b' }, factsFrom(undefined), new Raw())).action).toBe('pass')
-  expect((await policy.handle({ key: 'a' }, factsFrom(undefined), new Raw())).action).toBe('reject')
-  await expect(policy.handle({ key: 7 }, factsFrom(undefined), new Raw())).rejects.toThrow(
+  expect((await policy.handle({ key: 'a' }, new Raw(), factsFrom(undefined))).action).toBe('pass')
+  expect((await policy.handle({ key: 'b' }, new Raw(), factsFrom(undefined))).action).toBe('pass')
+  expect((await policy.handle({ key: 'a' }, new Raw(), factsFrom(undefined))).action).toBe('reject')
+  await expect(policy.handle({ key: 7 }, new Raw(), factsFrom(undefined))).rejects.toThrow(
     /^sluice: option "key" must return a string \(got 7\)$/,
   )
 })
 
 test('skip (sync or async) lets a request through uncounted', async () => {
   const policy = createConcurrencyPolicy<{ health: boolean }>({ limit: 1, skip: async (req) => req.health })
-  expect(await policy.handle({ health: true }, factsFrom('10.0.0.1'), new Raw())).toEqual({ action: 'pass' })
+  expect(await policy.handle({ health: true }, new Raw(), factsFrom('10.0.0.1'))).toEqual({ action: 'pass' })
   expect(policy.limiter.held).toBe(0)
-  expect(await policy.handle({ health: false }, factsFrom('10.0.0.1'), new Raw())).toEqual({ action: 'pass' })
+  expect(await policy.handle({ health: false }, new Raw(), factsFrom('10.0.0.1'))).toEqual({ action: 'pass' })
   expect(policy.limiter.held).toBe(1)
 })
 
@@ -109,17 +109,17 @@ describe('a failing store', () => {
       const store = failingStore(() => new Error('connection reset'))
       const { errors, logger } = recordingLogger()
       const policy = createConcurrencyPolicy<object>({ limit: 5, store, logger, ...(onError ? { onError } : {}) })
-      expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual(verdict)
-      expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual(verdict)
+      expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual(verdict)
+      expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual(verdict)
       expect(errors).toEqual([
         [`sluice: the concurrency store failed; until it answers, requests are ${logged}`, expect.any(Error)],
       ])
       expect(errors[0]?.[1]).toMatchObject({ message: 'connection reset' })
       // The store answers again, then fails again: a new outage, logged again.
       store.failing = false
-      expect((await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).action).toBe('pass')
+      expect((await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).action).toBe('pass')
       store.failing = true
-      await policy.handle({}, factsFrom('10.0.0.1'), new Raw())
+      await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))
       expect(errors).toHaveLength(2)
     },
   )
@@ -128,7 +128,7 @@ describe('a failing store', () => {
     const store = failingStore(() => new StoreUnavailableError('down'))
     const { errors, logger } = recordingLogger()
     const policy = createConcurrencyPolicy<object>({ limit: 5, store, logger, onError: 'open' })
-    expect(await policy.handle({}, factsFrom('10.0.0.1'), new Raw())).toEqual(unavailable)
+    expect(await policy.handle({}, new Raw(), factsFrom('10.0.0.1'))).toEqual(unavailable)
     expect(errors[0]?.[0]).toBe('sluice: the concurrency store failed; until it answers, requests are answered 503')
   })
 
@@ -143,7 +143,7 @@ describe('a failing store', () => {
     const { errors, logger } = recordingLogger()
     const policy = createConcurrencyPolicy<object>({ limit: 5, store, logger })
     const raw = new Raw()
-    await policy.handle({}, factsFrom('10.0.0.1'), raw)
+    await policy.handle({}, raw, factsFrom('10.0.0.1'))
     raw.emit('finish')
     await new Promise((resolve) => setImmediate(resolve))
     expect(errors).toEqual([['sluice: releasing a concurrency slot failed', failure]])

@@ -2,7 +2,7 @@
 // and its text, and which rejections a custom onRejected answers.
 import { EventEmitter } from 'node:events'
 import { MemoryStore } from '../../src'
-import { createHttpPolicy, type HttpAdapter, type HttpVerdict, writeVerdict } from '../../src/internal-index'
+import { createHttpPolicy, type HttpAdapter, type LimitVerdict, writeVerdict } from '../../src/internal-index'
 
 interface Res {
   raw: EventEmitter
@@ -11,19 +11,19 @@ interface Res {
 const adapter: HttpAdapter<Res> = { ownOptions: [], rawResponse: (res) => res.raw }
 const facts = { ip: '192.0.2.1', method: 'POST', path: '/upload', headers: {}, trustsProxy: () => false }
 
-async function verdicts(cost: number, count: number): Promise<HttpVerdict[]> {
+async function verdicts(cost: number, count: number): Promise<LimitVerdict[]> {
   const store = new MemoryStore({ clock: () => 0 })
   const policy = createHttpPolicy<object, Res>(
     { algorithm: 'fixed-window', limit: 3, window: '10s', cost, store, clock: () => 0, headers: 'draft-6' },
     adapter,
   )
-  const answered: HttpVerdict[] = []
+  const answered: LimitVerdict[] = []
   for (let i = 0; i < count; i++) answered.push(await policy.handle({}, { raw: new EventEmitter() }, facts))
   return answered
 }
 
 /** What an adapter writes for a verdict, with or without a custom onRejected. */
-function written(verdict: HttpVerdict, custom: boolean): string[] {
+function written(verdict: LimitVerdict, custom: boolean): string[] {
   const calls: string[] = []
   writeVerdict(verdict, {
     next: () => calls.push('next'),
@@ -37,7 +37,7 @@ function written(verdict: HttpVerdict, custom: boolean): string[] {
 
 describe('a request over its limit', () => {
   it('is answered 429 with Retry-After, no-store and a JSON body whose text matches it', async () => {
-    const rejected = (await verdicts(1, 4))[3] as HttpVerdict
+    const rejected = (await verdicts(1, 4))[3] as LimitVerdict
     if (rejected.action !== 'reject') throw new Error(`expected a rejection, got ${rejected.action}`)
     expect(rejected).toMatchObject({ status: 429, reason: 'rate-limited' })
     expect(rejected.headers).toEqual([
