@@ -36,6 +36,13 @@ export {
   checkWholeNumber,
   isCost,
 } from './util/checks'
+export {
+  DIAGNOSTICS,
+  Diagnostic,
+  type DiagnosticCode,
+  warnEach,
+  warnOnce,
+} from './util/diagnostics'
 export { parseDuration } from './util/duration'
 export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './util/errors'
 export { checkLogger, type Logger } from './util/logger'

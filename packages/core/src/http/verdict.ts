@@ -133,12 +133,7 @@ export const FORBIDDEN: LimitVerdict = Object.freeze({
  * The verdict on a decision: on with its headers, or the rejection the decision calls for. `response` is the raw
  * response: the headers describe every limiter it has passed (see `responseHeaders`).
  */
-export function verdictOf(
-  decision: Decision,
-  cost: number,
-  settings: VerdictSettings,
-  response: object,
-): LimitVerdict {
+export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings, response: object): LimitVerdict {
   const headers = responseHeaders(response, decision, settings.headerModes, settings.writeHeaders, settings.clock())
   if (decision.allowed) return { action: 'pass', decision, headers }
   if (decision.costExceedsCapacity) {

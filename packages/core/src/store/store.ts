@@ -3,6 +3,7 @@ import type { DecisionTrace, EventKeys } from '../events/event-types'
 import { blockedStep, isBlocked, startsBlock } from '../limiter/blocks'
 import type { Decision } from '../limiter/decision'
 import type { CompiledRule } from '../limiter/rules'
+import { warnOnce } from '../util/diagnostics'
 import type { Logger } from '../util/logger'
 
 /**
@@ -117,9 +118,12 @@ export class KeySpaces {
     for (const rule of rules) {
       if (this.bound.has(rule.keySpace) && !this.reported.has(rule.keySpace)) {
         this.reported.add(rule.keySpace)
-        logger.warn(
+        warnOnce(
+          logger,
+          'SLUICE_SHARED_KEY_SPACE',
           `sluice: another limiter on this store already counts under "${rule.prefix}:${rule.name}", so the two ` +
             'share their counts. Give each its own `name` or `prefix`, or use one limiter in both places.',
+          rule.keySpace,
         )
       }
       this.bound.add(rule.keySpace)
