@@ -65,7 +65,7 @@ function silenced(code: DiagnosticCode): boolean {
   const list = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[
     'SLUICE_SILENCE'
   ]
-  return list?.split(',').some((name) => name.trim() === code)
+  return list?.split(',').some((name) => name.trim() === code) === true
 }
 
 /**
