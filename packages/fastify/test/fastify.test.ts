@@ -2,7 +2,11 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { type DecisionEvent, MemoryStore } from '@sluice/core'
 import Fastify, { type FastifyInstance } from 'fastify'
 import request from 'supertest'
+import { freezeDate } from '../../../scripts/frozen-date'
 import { rateLimit } from '../src'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 const silent = { warn: () => {}, error: () => {} }
 let app: FastifyInstance

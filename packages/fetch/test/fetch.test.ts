@@ -4,6 +4,10 @@ import { InvalidOptionError, MemoryStore } from '@sluice/core'
 import { decisionOf, rateLimit } from '@sluice/fetch'
 import { rateLimit as honoRateLimit } from '@sluice/fetch/hono'
 import { Hono } from 'hono'
+import { freezeDate } from '../../../scripts/frozen-date'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 const quiet = () => {
   const warnings: string[] = []

@@ -1,7 +1,11 @@
 import Koa from 'koa'
 import koa2 from 'koa2'
 import request from 'supertest'
+import { freezeDate } from '../../../scripts/frozen-date'
 import { rateLimit } from '../src'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 describe('@sluice/koa', () => {
   it.each([

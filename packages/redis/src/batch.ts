@@ -1,9 +1,10 @@
 import type { CalendarPeriod, Outcome } from '@sluice/core/store'
+import type { StoreClient } from './client'
 import { CallExpired } from './deadlines'
-import { redisTimeOf } from './errors'
-import type { Mode, Plan } from './plan'
+import { errorCode, redisTimeOf } from './errors'
 import type { RedisClock } from './redis-clock'
-import { type Script, scriptForMask } from './script'
+import type { Mode, RuleSet } from './rule-set'
+import { scriptForMask } from './script'
 import { keySlot } from './slot'
 
 /**
@@ -14,28 +15,29 @@ import { keySlot } from './slot'
 export const MAX_BATCH_REQUESTS = 16
 
 /**
- * One script call, as the runner sends it: the script, its keys, and its other arguments; `replied` is told when Redis
- * answered NOSCRIPT and the call is sent again with the script.
+ * What a batch tells a request's deadline when it sends the request again because Redis answered (NOSCRIPT: with the
+ * script; SLUICELATE: with a new deadline): the reply now comes after those of the commands sent before it again (see
+ * `Deadlines.run`). It answers whether the request is still waited for: false once it was given up.
  */
-export type Send = (
-  script: Script,
-  keys: readonly string[],
-  args: readonly (string | number)[],
-  replied: () => void,
-) => Promise<unknown>
+export type Resent = () => boolean
 
 /**
- * One request of a batch: where its reply goes, and whom to tell that it is sent again (after NOSCRIPT or SLUICELATE),
- * which answers whether the request is still waited for.
+ * One request of a batch: what it asks (so that the batches can send it again), where its reply goes, and its
+ * deadline's {@link Resent}.
  */
 interface Pending {
-  /** How many rules it has: its entry of the reply is five numbers per rule. */
-  readonly ruleCount: number
-  /** How many keys it has in the batch's keys. */
-  readonly keyCount: number
+  readonly ruleSet: RuleSet
+  /** Its rules' keys, then their block keys. */
+  readonly keys: readonly string[]
+  readonly cost: number
+  readonly mode: Mode
+  /** The instant it is decided at ('' = Redis's clock). */
+  readonly now: number | ''
   readonly resolve: (outcomes: ScriptOutcome[]) => void
   readonly reject: (error: unknown) => void
-  readonly resent: (() => boolean) | undefined
+  readonly resent: Resent | undefined
+  /** Whether Redis answered it SLUICE_CLOCK already: it was sent again, with boundaries around Redis's time. */
+  clockRetried: boolean
 }
 
 /** The requests of one turn for one connection (one slot on a Cluster), as one call's keys and arguments. */
@@ -43,8 +45,8 @@ class Batch {
   readonly keys: string[] = []
   /** Each distinct rule set once: its rule count, then its rules' arguments (see main.lua). */
   readonly setArgs: (string | number)[]
-  /** The plan of each rule set, by its number less one (a calendar set is never shared: undefined). */
-  readonly plans: (Plan | undefined)[]
+  /** Each rule set of this batch, by its number less one (a calendar set is never shared: undefined). */
+  readonly ruleSets: (RuleSet | undefined)[]
   /** Per request: its rule set (from 1), mode, cost, and now ('' = Redis's clock). */
   readonly requestArgs: (string | number)[] = []
   readonly pending: Pending[] = []
@@ -55,40 +57,47 @@ class Batch {
   /** An empty batch, or one for some of the requests of `sent` (a batch that went to Redis: its sets are settled). */
   constructor(sent?: Batch) {
     this.setArgs = sent?.setArgs ?? []
-    this.plans = sent?.plans ?? []
+    this.ruleSets = sent?.ruleSets ?? []
     this.mask = sent?.mask ?? 0
+  }
+
+  /** Adds `request`, with calendar boundaries around `aroundMs`. */
+  push(request: Pending, aroundMs: number): void {
+    const set = this.setOf(request.ruleSet, aroundMs)
+    const { keys } = request
+    for (let i = 0; i < keys.length; i++) this.keys.push(keys[i] as string)
+    this.requestArgs.push(set, request.mode, request.cost, request.now)
+    this.pending.push(request)
   }
 
   /** A batch of the requests of this one that `keep` picks, with the same rule sets; undefined when it picks none. */
   only(keep: (request: Pending) => boolean): Batch | undefined {
     const kept = new Batch(this)
-    const { keys, requestArgs, pending } = this
-    let keyAt = 0
+    const { requestArgs, pending } = this
     for (let i = 0; i < pending.length; i++) {
       const request = pending[i] as Pending
       if (keep(request)) {
-        for (let k = keyAt; k < keyAt + request.keyCount; k++) kept.keys.push(keys[k] as string)
+        for (const key of request.keys) kept.keys.push(key)
         for (let a = 4 * i; a < 4 * i + 4; a++) kept.requestArgs.push(requestArgs[a] as string | number)
         kept.pending.push(request)
       }
-      keyAt += request.keyCount
     }
     return kept.pending.length === 0 ? undefined : kept
   }
 
-  /** The number of the rule set of `plan` in this batch; a calendar set has its own boundaries, so its own entry. */
-  setOf(plan: Plan, aroundMs: number): number {
+  /** The number of `ruleSet` in this batch; a calendar set has its own boundaries, so its own entry. */
+  setOf(ruleSet: RuleSet, aroundMs: number): number {
     // A batch holds a handful of rule sets at most, most often one: a scan beats a Map.
-    const known = plan.calendar ? -1 : this.plans.indexOf(plan)
+    const known = ruleSet.calendar ? -1 : this.ruleSets.indexOf(ruleSet)
     if (known !== -1) return known + 1
     const { setArgs } = this
-    setArgs.push(plan.ruleCount)
-    for (const arg of plan.ruleArgs) {
+    setArgs.push(ruleSet.ruleCount)
+    for (const arg of ruleSet.ruleArgs) {
       if (typeof arg === 'string') setArgs.push(arg)
       else setArgs.push(...(arg as CalendarPeriod).boundariesAround(aroundMs))
     }
-    this.mask |= plan.codeMask
-    return this.plans.push(plan.calendar ? undefined : plan)
+    this.mask |= ruleSet.codeMask
+    return this.ruleSets.push(ruleSet.calendar ? undefined : ruleSet)
   }
 }
 
@@ -101,9 +110,18 @@ class Batch {
  * reaches `maxRequests` ({@link MAX_BATCH_REQUESTS}, or 1 when the store does not coalesce: each request is then sent
  * as it is made).
  *
+ * The batches own every retry of a request, and no other layer retries one:
+ * - NOSCRIPT (a Redis restart, SCRIPT FLUSH, a Cluster node that never ran it; also inside ioredis Cluster's "Too many
+ *   Cluster redirections"): the call goes once more as one EVAL with the script's text, which loads it again.
+ * - SLUICELATE (Redis ran the call past its deadline, and nothing was charged): once more without a deadline when the
+ *   clocks stepped; else each request still waited for goes again with a new deadline, and the others fail.
+ * - SLUICE_CLOCK (one request's calendar boundaries are a period away from Redis's clock): that request goes once
+ *   more, with boundaries around Redis's time; a second one is an error, never a guess.
+ * A request sent again because Redis answered tells its deadline ({@link Resent}).
+ *
  * @example
- * const batches = new Batches(send, false, 0, new RedisClock(3000))
- * const [outcome] = await batches.add(plan, ['sluice:default:fw:{42}'], 1, 'charge', '', Date.now(), undefined)
+ * const batches = new Batches(client, false, 0, new RedisClock(3000))
+ * const [outcome] = await batches.add(ruleSet, ['sluice:default:fw:{42}'], 1, 'charge', '', Date.now(), undefined)
  */
 export class Batches {
   /** The batch this turn fills, on a single connection. */
@@ -118,7 +136,7 @@ export class Batches {
   private scheduled = false
 
   constructor(
-    private readonly send: Send,
+    private readonly client: Pick<StoreClient, 'evalsha' | 'eval'>,
     private readonly cluster: boolean,
     /** How much longer than its logical expiry a key lives (the tests' replay clock only). */
     private readonly extraTtlMs: number,
@@ -131,26 +149,30 @@ export class Batches {
   /**
    * Adds a request to its batch: `keys` are its rules' keys and block keys, `now` the instant it is decided at (''
    * for Redis's clock), `aroundMs` the time a calendar rule's boundaries are sent around, `resent` whom to tell when
-   * the request is sent again (it answers whether the request is still waited for; without it, a request Redis ran
-   * too late fails). Settles with its outcomes (one per rule), or with the error the script gave for this request
-   * alone, or the call's.
+   * the request is sent again (see {@link Resent}; without it, a request Redis ran too late fails). Settles with its
+   * outcomes (one per rule), or with the error the script gave for this request alone, or the call's.
    */
   add(
-    plan: Plan,
+    ruleSet: RuleSet,
     keys: readonly string[],
     cost: number,
     mode: Mode,
     now: number | '',
     aroundMs: number,
-    resent: (() => boolean) | undefined,
+    resent: Resent | undefined,
   ): Promise<ScriptOutcome[]> {
-    const batch = this.cluster ? this.slotBatch(keys[0] as string) : this.singleBatch()
-    const set = batch.setOf(plan, aroundMs)
-    for (let i = 0; i < keys.length; i++) batch.keys.push(keys[i] as string)
-    batch.requestArgs.push(set, mode, cost, now)
+    let request: Pending | undefined
     const outcomes = new Promise<ScriptOutcome[]>((resolve, reject) => {
-      batch.pending.push({ ruleCount: plan.ruleCount, keyCount: keys.length, resolve, reject, resent })
+      request = { ruleSet, keys, cost, mode, now, resolve, reject, resent, clockRetried: false }
     })
+    this.enqueue(request as Pending, aroundMs)
+    return outcomes
+  }
+
+  /** Puts `request` in this turn's batch, and sends the batch once full. */
+  private enqueue(request: Pending, aroundMs: number): void {
+    const batch = this.cluster ? this.slotBatch(request.keys[0] as string) : this.singleBatch()
+    batch.push(request, aroundMs)
     if (batch.pending.length >= this.maxRequests) {
       if (batch === this.single) this.single = undefined
       this.dispatch(batch)
@@ -158,7 +180,6 @@ export class Batches {
       this.scheduled = true
       setImmediate(this.flush)
     }
-    return outcomes
   }
 
   /** This turn's batch on a single connection. */
@@ -197,48 +218,81 @@ export class Batches {
     this.call(batch, sentAt, this.clock.notAfter(sentAt))
   }
 
-  /** Sends `batch` with `notAfter` (see main.lua) and settles its requests with the reply. */
+  /**
+   * Sends `batch` with `notAfter` (see main.lua) as one EVALSHA, after NOSCRIPT as one EVAL with the script's text, and
+   * settles its requests with the reply.
+   */
   private call(batch: Batch, sentAt: number, notAfter: number | ''): void {
-    const { pending } = batch
-    const args: (string | number)[] = [this.extraTtlMs, notAfter, batch.plans.length]
+    const { client } = this
+    const { keys, pending } = batch
+    const args: (string | number)[] = [this.extraTtlMs, notAfter, batch.ruleSets.length]
     for (const arg of batch.setArgs) args.push(arg)
     for (const arg of batch.requestArgs) args.push(arg)
-    const replied = () => {
-      for (const request of pending) request.resent?.()
-    }
+    const script = scriptForMask(batch.mask)
     let sent: Promise<unknown>
     try {
-      sent = this.send(scriptForMask(batch.mask), batch.keys, args, replied)
+      sent = client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+        if (errorCode(error) !== 'NOSCRIPT') throw error
+        // Redis answered: each request goes on with the reload, behind what was sent meanwhile.
+        for (const request of pending) request.resent?.()
+        return client.eval(script.source, keys.length, ...keys, ...args)
+      })
     } catch (error) {
       sent = Promise.reject(error)
     }
     sent.then(
       (reply) => this.settle(pending, reply, sentAt),
-      (error: unknown) => {
-        const lateAt = redisTimeOf(error, 'SLUICELATE')
-        if (lateAt === undefined || notAfter === '') {
-          for (const request of pending) request.reject(error)
-          return
-        }
-        // Nothing was charged. A reply back this soon means the clocks moved, not the call: once more, with no
-        // deadline. Else Redis ran it past its deadline (it was held or redirected, or it waited behind a burst).
-        const now = performance.now()
-        if (this.clock.wasStep(lateAt, sentAt, now)) return this.call(batch, sentAt, '')
-        const expired = new CallExpired(
-          `Redis ran the call ${Math.round(lateAt - (notAfter - this.clock.lateMs))} ms after it was sent, past its deadline: nothing was charged`,
-          'node',
-        )
-        // The deadline counts wall time, which this instance may have spent itself before Redis saw the call (a burst
-        // dispatched in one run, a client that writes in a later phase). A request still waited for goes again, with
-        // a new deadline: Redis answers, and nobody has given up on it. The others fail as a timeout would.
-        const again = batch.only((request) => {
-          if (request.resent?.() === true) return true
-          request.reject(expired)
-          return false
-        })
-        if (again !== undefined) this.call(again, now, this.clock.notAfter(now))
-      },
+      (error: unknown) => this.failed(batch, error, sentAt, notAfter),
     )
+  }
+
+  /** A call that failed as a whole: SLUICELATE is retried (see the class), anything else fails every request. */
+  private failed(batch: Batch, error: unknown, sentAt: number, notAfter: number | ''): void {
+    const lateAt = redisTimeOf(error, 'SLUICELATE')
+    if (lateAt === undefined || notAfter === '') {
+      for (const request of batch.pending) request.reject(error)
+      return
+    }
+    // Nothing was charged. A reply back this soon means the clocks moved, not the call: once more, with no
+    // deadline. Else Redis ran it past its deadline (it was held or redirected, or it waited behind a burst).
+    const now = performance.now()
+    if (this.clock.wasStep(lateAt, sentAt, now)) {
+      this.call(batch, sentAt, '')
+      return
+    }
+    const expired = new CallExpired(
+      `Redis ran the call ${Math.round(lateAt - (notAfter - this.clock.lateMs))} ms after it was sent, past its deadline: nothing was charged`,
+      'node',
+    )
+    // The deadline counts wall time, which this instance may have spent itself before Redis saw the call (a burst
+    // dispatched in one run, a client that writes in a later phase). A request still waited for goes again, with
+    // a new deadline: Redis answers, and nobody has given up on it. The others fail as a timeout would.
+    const again = batch.only((request) => {
+      if (request.resent?.() === true) return true
+      request.reject(expired)
+      return false
+    })
+    if (again !== undefined) this.call(again, now, this.clock.notAfter(now))
+  }
+
+  /**
+   * The error the script gave for `request` alone. SLUICE_CLOCK: the Redis clock is more than a calendar period away
+   * from this instance's, so the request goes once more, with boundaries around Redis's time; a second such answer
+   * (the Redis clock jumped by a period within one round trip) is an error, never a guess.
+   */
+  private failedAlone(request: Pending, message: string): void {
+    const error = new Error(message)
+    const redisMs = request.ruleSet.calendar ? redisTimeOf(error, 'SLUICE_CLOCK') : undefined
+    if (redisMs === undefined) {
+      request.reject(error)
+    } else if (request.clockRetried) {
+      request.reject(
+        new Error(`sluice: the Redis clock moved by more than a calendar period during one call (${error})`),
+      )
+    } else {
+      request.clockRetried = true
+      this.enqueue(request, redisMs)
+    }
   }
 
   /** Gives each request of a batch its entry of `reply`, and learns the Redis clock from its last number. */
@@ -253,13 +307,14 @@ export class Batches {
     let at = 0
     for (const request of pending) {
       const entry: unknown = reply[at]
-      const fields = FIELDS_PER_RULE * request.ruleCount
+      const { ruleCount } = request.ruleSet
+      const fields = FIELDS_PER_RULE * ruleCount
       // A string is the error of this request alone (see main.lua); else five numbers per rule.
       if (typeof entry === 'string') {
-        request.reject(new Error(entry))
+        this.failedAlone(request, entry)
         at++
       } else if (at + fields <= end) {
-        request.resolve(outcomesAt(reply, at, request.ruleCount))
+        request.resolve(outcomesAt(reply, at, ruleCount))
         at += fields
       } else {
         request.reject(unexpected())

@@ -11,12 +11,13 @@ import {
 import type { StoreClient } from './client'
 import { applyBySlot, groupBySlot, pick } from './cluster'
 import { keyProblem, reachOf } from './errors'
-import { Away } from './health'
+import { Unanswered } from './health'
 import type { KeyErrors } from './key-errors'
 import { redisKey, redisKeyPrefix } from './keys'
 import type { Nodes } from './nodes'
-import type { Rejections } from './rejections'
-import { blockKeys, type Mode, type Plan, planFor, type ScriptRunner } from './script-runner'
+import { blockKeys, type Mode, type RuleSet, ruleSetOf } from './rule-set'
+import type { ScriptRunner } from './script-runner'
+import type { ShortCircuit } from './short-circuit'
 
 /** What every binding of one RedisStore shares. */
 export interface RedisShared {
@@ -25,7 +26,7 @@ export interface RedisShared {
   readonly onError: FailurePolicy
   readonly runner: ScriptRunner
   readonly nodes: Nodes
-  readonly rejections: Rejections
+  readonly shortCircuit: ShortCircuit
   readonly keyErrors: KeyErrors
   /** This instance's time in ms (the replay clock in tests). */
   readonly now: () => number
@@ -41,11 +42,11 @@ export interface RedisShared {
  */
 export class RedisBinding implements BoundStore {
   private readonly prefixes: readonly string[]
-  private readonly plan: Plan
+  private readonly ruleSet: RuleSet
   /** The indexes of all the rules: the one group of a request whose keys share a slot. */
   private readonly everyRule: readonly number[]
-  /** On a Cluster: the plans of the groups of rules whose keys share a slot, made as requests need them. */
-  private readonly slotPlans = new Map<string, Plan>()
+  /** On a Cluster: the rule sets of the groups of rules whose keys share a slot, made as requests need them. */
+  private readonly slotRuleSets = new Map<string, RuleSet>()
 
   constructor(
     readonly rules: readonly CompiledRule[],
@@ -54,7 +55,7 @@ export class RedisBinding implements BoundStore {
     private readonly eventKeys: EventKeys = 'hash',
   ) {
     this.prefixes = rules.map(redisKeyPrefix)
-    this.plan = planFor(rules)
+    this.ruleSet = ruleSetOf(rules)
     this.everyRule = rules.map((_, i) => i)
   }
 
@@ -63,7 +64,7 @@ export class RedisBinding implements BoundStore {
     const redisKeys = this.redisKeys(keys)
     // Every Redis key ends with its only unescaped '}', so joining them without a separator is injective.
     const rejectionKey = redisKeys.length === 1 ? (redisKeys[0] as string) : redisKeys.join('')
-    const known = shared.rejections.known(rejectionKey, cost, this)
+    const known = shared.shortCircuit.known(rejectionKey, cost, this)
     if (known !== undefined) {
       if (trace !== undefined) trace.source = 'short-circuit'
       return decisionOf(rules, known, cost)
@@ -76,49 +77,49 @@ export class RedisBinding implements BoundStore {
       groups.length === 1
         ? await this.run(this.everyRule, keys, redisKeys, cost, mode)
         : await applyBySlot(groups, mode, (group, groupMode) => this.run(group, keys, redisKeys, cost, groupMode))
-    if (outcomes instanceof Away) {
+    if (outcomes instanceof Unanswered) {
       if (trace !== undefined) trace.source = 'fallback'
       return this.fallback(outcomes, keys, cost, charge)
     }
-    shared.rejections.learn(rejectionKey, redisKeys, rules, cost, charge, outcomes, this, sentAt)
+    shared.shortCircuit.learn(rejectionKey, redisKeys, rules, cost, charge, outcomes, this, sentAt)
     return decisionOf(rules, outcomes, cost)
   }
 
   async refund(keys: readonly string[], cost: number): Promise<void> {
     const redisKeys = this.redisKeys(keys)
-    const { rejections } = this.shared
-    rejections.touched(redisKeys)
+    const { shortCircuit } = this.shared
+    shortCircuit.touched(redisKeys)
     const answers = await Promise.all(
       this.groupsOf(redisKeys).map((group) => this.run(group, keys, redisKeys, cost, 'refund')),
     )
     // Again once the refund ran: a rejection that came back meanwhile predates it.
-    rejections.touched(redisKeys)
-    const away = answers.find((answer) => answer instanceof Away)
-    if (away === undefined) return
-    if (this.shared.onError === 'closed') throw away.node.unavailable(away)
-    await away.node.localFor(this.rules)?.refund(keys, cost)
+    shortCircuit.touched(redisKeys)
+    const unanswered = answers.find((answer) => answer instanceof Unanswered)
+    if (unanswered === undefined) return
+    if (this.shared.onError === 'closed') throw unanswered.node.unavailable(unanswered)
+    await unanswered.node.localFor(this.rules)?.refund(keys, cost)
   }
 
   async reset(keys: readonly string[]): Promise<void> {
     const { shared, rules } = this
     const redisKeys = this.redisKeys(keys)
-    shared.rejections.touched(redisKeys)
+    shared.shortCircuit.touched(redisKeys)
     for (const key of redisKeys) shared.keyErrors.forget(key)
     for (const node of shared.nodes.all()) await node.localFor(rules, false)?.reset(keys)
     const answers = await Promise.all(
       this.groupsOf(redisKeys).map((group) => {
         const groupKeys = pick(redisKeys, group)
         // The block keys go too: resetting a key lifts its block.
-        const blocks = blockKeys(this.planOf(group), groupKeys)
+        const blocks = blockKeys(this.ruleSetFor(group), groupKeys)
         return shared.nodes
           .forKey(groupKeys[0] as string)
           .call(groupKeys[0] as string, () => shared.client.del(...groupKeys, ...blocks))
       }),
     )
     // Again once the keys are gone: a rejection that came back meanwhile predates the reset.
-    shared.rejections.touched(redisKeys)
-    const away = answers.find((answer) => answer instanceof Away)
-    if (away !== undefined && shared.onError === 'closed') throw away.node.unavailable(away)
+    shared.shortCircuit.touched(redisKeys)
+    const unanswered = answers.find((answer) => answer instanceof Unanswered)
+    if (unanswered !== undefined && shared.onError === 'closed') throw unanswered.node.unavailable(unanswered)
   }
 
   private redisKeys(keys: readonly string[]): string[] {
@@ -149,7 +150,7 @@ export class RedisBinding implements BoundStore {
     try {
       return await nodes
         .forKey(first)
-        .call(first, (resent) => runner.run(this.planOf(group), groupKeys, cost, mode, resent))
+        .call(first, (resent) => runner.run(this.ruleSetFor(group), groupKeys, cost, mode, resent))
     } catch (error) {
       if (reachOf(error) !== 'key') throw error
       // The script names the rule (within this call) whose key it could not use.
@@ -164,22 +165,27 @@ export class RedisBinding implements BoundStore {
     }
   }
 
-  /** The plan of the rules at `group`: at most one per subset of the rules, so the map stays small. */
-  private planOf(group: readonly number[]): Plan {
-    if (group.length === this.rules.length) return this.plan
+  /** The rule set of the rules at `group`: at most one per subset of the rules, so the map stays small. */
+  private ruleSetFor(group: readonly number[]): RuleSet {
+    if (group.length === this.rules.length) return this.ruleSet
     const id = group.join(',')
-    let plan = this.slotPlans.get(id)
-    if (plan === undefined) {
-      plan = planFor(pick(this.rules, group))
-      this.slotPlans.set(id, plan)
+    let ruleSet = this.slotRuleSets.get(id)
+    if (ruleSet === undefined) {
+      ruleSet = ruleSetOf(pick(this.rules, group))
+      this.slotRuleSets.set(id, ruleSet)
     }
-    return plan
+    return ruleSet
   }
 
-  private async fallback(away: Away, keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
+  private async fallback(
+    unanswered: Unanswered,
+    keys: readonly string[],
+    cost: number,
+    charge: boolean,
+  ): Promise<Decision> {
     const { onError, now } = this.shared
-    if (onError === 'closed') throw away.node.unavailable(away)
-    const local = away.node.localFor(this.rules)
+    if (onError === 'closed') throw unanswered.node.unavailable(unanswered)
+    const local = unanswered.node.localFor(this.rules)
     if (local !== undefined) return local.apply(keys, cost, charge)
     // 'open': admit, with the numbers of a key that has used nothing.
     const at = now()

@@ -1,6 +1,6 @@
 import type { Outcome } from '@sluice/core/store'
-import { Away } from './health'
-import type { Mode } from './script-runner'
+import { Unanswered } from './health'
+import type { Mode } from './rule-set'
 import { keySlot } from './slot'
 
 /**
@@ -30,19 +30,19 @@ export function pick<T>(items: readonly T[], indexes: readonly number[]): T[] {
  * the rules at a group's indexes), all at once. When a slot rejects a charged request, nothing may stay charged, so
  * the slots that admitted (and charged) are refunded; their rules then report the uncharged view, as
  * `evaluateRules` does on one node. Between the charge and the refund (one round trip) those keys hold the cost,
- * which can reject another request then. When a slot was not decided (Away, or a key error), the request is not
- * decided by Redis at all: the slots that charged are refunded, and that Away (or error) is the answer.
+ * which can reject another request then. When a slot was not decided (Unanswered, or a key error), the request is not
+ * decided by Redis at all: the slots that charged are refunded, and that Unanswered (or error) is the answer.
  */
 export async function applyBySlot<O extends Outcome>(
   groups: readonly (readonly number[])[],
   mode: Mode,
-  run: (group: readonly number[], mode: Mode) => Promise<readonly O[] | Away>,
-): Promise<O[] | Away> {
+  run: (group: readonly number[], mode: Mode) => Promise<readonly O[] | Unanswered>,
+): Promise<O[] | Unanswered> {
   const settled = await Promise.allSettled(groups.map((group) => run(group, mode)))
   const answers = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined))
   const failed = settled.find((s) => s.status === 'rejected')
-  const away = answers.find((answer) => answer instanceof Away)
-  if (failed !== undefined || away !== undefined) {
+  const unanswered = answers.find((answer) => answer instanceof Unanswered)
+  if (failed !== undefined || unanswered !== undefined) {
     if (mode === 'charge') {
       groups.forEach((group, g) => {
         const answer = answers[g]
@@ -53,7 +53,7 @@ export async function applyBySlot<O extends Outcome>(
       })
     }
     if (failed !== undefined) throw failed.reason
-    return away as Away
+    return unanswered as Unanswered
   }
   const outcomes: O[] = []
   groups.forEach((group, g) => {

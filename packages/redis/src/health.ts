@@ -12,8 +12,11 @@ import {
 import { Deadlines } from './deadlines'
 import { reachOf } from './errors'
 
-/** What a call gets when Redis did not do the work: the request falls back (`onError`), for this reason. */
-export class Away {
+/**
+ * What a call gets when Redis did not decide it: its node is in an outage (the call was not even sent) or failed it, or
+ * its slot could not be decided now. The request falls back (`onError`); `cause` says why.
+ */
+export class Unanswered {
   constructor(
     readonly node: NodeHealth,
     readonly cause: unknown,
@@ -39,7 +42,7 @@ export interface NodeOptions {
   /** What decides the requests during an outage. */
   readonly onError: FailurePolicy
   /** What requests get during an outage, for the log line: 'deciding from local memory', ... */
-  readonly meanwhile: string
+  readonly duringOutage: string
   /** Asks Redis whether it answers for the slot of `key` again (on a Cluster, wherever that slot now lives). */
   readonly probe: (key: string) => Promise<unknown>
   /** After the node stopped answering: on a Cluster, learn the slot map again (a replica may have taken over). */
@@ -60,12 +63,12 @@ export interface NodeOptions {
  * local counts kept meanwhile dropped. A key error is the caller's; a slot error falls back for that call alone.
  *
  * @example
- * const outcome = await node.call(redisKey, (resent) => runner.run(plan, keys, 1, 'charge', resent))
- * if (outcome instanceof Away) fallBack(outcome)
+ * const outcome = await node.call(redisKey, (resent) => runner.run(ruleSet, keys, 1, 'charge', resent))
+ * if (outcome instanceof Unanswered) fallBack(outcome)
  */
 export class NodeHealth {
   readonly deadlines: Deadlines
-  private outage: Away | undefined
+  private outage: Unanswered | undefined
   private outageSince = 0
   private probeKey = ''
   private nextProbeAt = 0
@@ -77,8 +80,8 @@ export class NodeHealth {
     this.deadlines = new Deadlines(options)
   }
 
-  /** Runs `work` on this node within its deadlines, unless the node is away; Away when the work was not done. */
-  async call<T>(key: string, work: (resent: () => boolean) => Promise<T>): Promise<T | Away> {
+  /** Runs `work` on this node within its deadlines, unless the node is away; Unanswered when the work was not done. */
+  async call<T>(key: string, work: (resent: () => boolean) => Promise<T>): Promise<T | Unanswered> {
     if (this.outage !== undefined) {
       this.tick()
       return this.outage
@@ -88,7 +91,7 @@ export class NodeHealth {
     } catch (error) {
       const reach = reachOf(error)
       if (reach === 'key') throw error
-      if (reach === 'slot') return new Away(this, error)
+      if (reach === 'slot') return new Unanswered(this, error)
       return this.failed(error, key)
     }
   }
@@ -106,7 +109,7 @@ export class NodeHealth {
         },
         (error: unknown) => {
           this.probing = false
-          if (this.outage !== undefined) this.outage = new Away(this, error)
+          if (this.outage !== undefined) this.outage = new Unanswered(this, error)
           this.nextProbeAt = performance.now() + this.options.probeIntervalMs
           this.options.refresh()
         },
@@ -114,9 +117,9 @@ export class NodeHealth {
   }
 
   /** The error a store that fails closed throws for a request this node did not decide. */
-  unavailable(away: Away): StoreUnavailableError {
-    return new StoreUnavailableError(`sluice: ${this.options.label} is unavailable (${message(away.cause)})`, {
-      cause: away.cause,
+  unavailable(unanswered: Unanswered): StoreUnavailableError {
+    return new StoreUnavailableError(`sluice: ${this.options.label} is unavailable (${message(unanswered.cause)})`, {
+      cause: unanswered.cause,
     })
   }
 
@@ -140,11 +143,11 @@ export class NodeHealth {
     this.local?.clear()
   }
 
-  private failed(error: unknown, key: string): Away {
+  private failed(error: unknown, key: string): Unanswered {
     if (this.outage !== undefined) return this.outage
-    const { label, inCluster, probeIntervalMs, logger, meanwhile } = this.options
-    const away = new Away(this, error)
-    this.outage = away
+    const { label, inCluster, probeIntervalMs, logger, duringOutage } = this.options
+    const unanswered = new Unanswered(this, error)
+    this.outage = unanswered
     this.outageSince = performance.now()
     this.probeKey = key
     this.nextProbeAt = this.outageSince + probeIntervalMs
@@ -156,13 +159,13 @@ export class NodeHealth {
     warnEach(
       logger,
       'SLUICE_REDIS_UNAVAILABLE',
-      `sluice: ${label} is unavailable (${message(error)}); ${meanwhile}${inCluster ? ' for its keys' : ''} ` +
+      `sluice: ${label} is unavailable (${message(error)}); ${duringOutage}${inCluster ? ' for its keys' : ''} ` +
         'until it answers again',
     )
     // The calls still waiting on this node wait on a connection that failed: they fall back now, not one by one.
     this.deadlines.failAll(error instanceof Error ? error : new Error(message(error)))
     this.options.refresh()
-    return away
+    return unanswered
   }
 
   private recovered(): void {

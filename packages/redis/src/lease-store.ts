@@ -16,8 +16,8 @@ import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS, Deadlines } from './deadlines'
 import { errorCode, keyProblem, reachOf } from './errors'
 import { KeyErrors } from './key-errors'
 import { escapeKey, escapePrefix } from './keys'
-import leaseSource from './lease.lua'
 import { LocalLeases } from './local-leases'
+import leaseSource from './lua/lease.lua'
 
 /**
  * The client the lease store uses: an ioredis `Redis` or `Cluster`, or a node-redis client or cluster (it calls

@@ -18,7 +18,7 @@ const NO_SLOT_MAP = 'not yet mapped'
  *
  * @example
  * const node = nodes.forKey('sluice:default:sw:{user:42}')
- * const outcome = await node.call(key, (resent) => runner.run(plan, [key], 1, 'charge', resent))
+ * const outcome = await node.call(key, (resent) => runner.run(ruleSet, [key], 1, 'charge', resent))
  */
 export class Nodes {
   private readonly single: NodeHealth | undefined

@@ -21,9 +21,9 @@ import { warnAboutClientOptions } from './client-options'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS } from './deadlines'
 import { KeyErrors } from './key-errors'
 import { Nodes } from './nodes'
-import { Rejections } from './rejections'
 import { REGISTRY_REFRESH_MS, RuleRegistry } from './rule-registry'
 import { ScriptRunner } from './script-runner'
+import { ShortCircuit } from './short-circuit'
 
 /**
  * The client a store uses: an ioredis `Redis` or `Cluster`, or a node-redis client (`createClient()`) or cluster
@@ -108,7 +108,8 @@ const DEFAULT_SHORT_CIRCUIT_MAX_MS = 1000
 // Poisoned keys remembered as already logged.
 const LOGGED_KEY_ERRORS = 1000
 
-const MEANWHILE: { readonly [policy in FailurePolicy]: string } = {
+// What the requests get during an outage, as the outage's log line says it.
+const DURING_OUTAGE: { readonly [policy in FailurePolicy]: string } = {
   local: 'deciding from local memory',
   open: 'admitting every request',
   closed: 'rejecting',
@@ -189,11 +190,11 @@ export class RedisStore implements Store {
         probeIntervalMs,
         logger: checkedLogger,
         onError: this.onError,
-        meanwhile: MEANWHILE[this.onError],
+        duringOutage: DURING_OUTAGE[this.onError],
         probe: (key) => runner.probe(key),
         newLocal: this.onError === 'local' ? () => new MemoryStore({ maxKeys: localMaxKeys, clock: now }) : undefined,
       }),
-      rejections: new Rejections(shortCircuitMaxKeys, shortCircuitMaxMs, now),
+      shortCircuit: new ShortCircuit(shortCircuitMaxKeys, shortCircuitMaxMs, now),
       keyErrors: new KeyErrors(checkedLogger, LOGGED_KEY_ERRORS),
       now,
       closed: false,
@@ -216,7 +217,7 @@ export class RedisStore implements Store {
   close(): void {
     this.shared.closed = true
     this.registry.stop()
-    this.shared.rejections.clear()
+    this.shared.shortCircuit.clear()
     for (const node of this.shared.nodes.all()) node.clearLocal()
   }
 }

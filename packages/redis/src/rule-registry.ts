@@ -1,7 +1,7 @@
 import { type CompiledRule, isBucket, type Logger, warnEach } from '@sluice/core/store'
 import type { StoreClient } from './client'
 import { redisKeyPrefix } from './keys'
-import registrySource from './rule-registry.lua'
+import registrySource from './lua/rule-registry.lua'
 
 /** How often a store tells Redis again which rules it counts with, in ms. */
 export const REGISTRY_REFRESH_MS = 30_000

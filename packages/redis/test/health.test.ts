@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from '@sluice/core/store'
 import Redis from 'ioredis'
 import { type RedisServer, startRedis } from '../../../scripts/redis-server'
-import { Away, NodeHealth } from '../src/health'
+import { NodeHealth, Unanswered } from '../src/health'
 import { ScriptRunner } from '../src/script-runner'
 
 let server: RedisServer
@@ -39,7 +39,7 @@ function recordingNode(withInfo = true) {
     probeIntervalMs: 50,
     logger: withInfo ? { ...logger, info: (m: string) => log.infos.push(m) } : logger,
     onError: 'open',
-    meanwhile: 'admitting every request',
+    duringOutage: 'admitting every request',
     probe: (key) => runner.probe(key),
     refresh: () => log.refreshes++,
     newLocal: undefined,
@@ -56,7 +56,7 @@ async function untilAnswered(node: NodeHealth, withinMs: number): Promise<unknow
   const deadline = Date.now() + withinMs
   for (;;) {
     const reply = await node.call(KEY, () => client.ping())
-    if (!(reply instanceof Away) || Date.now() > deadline) return reply
+    if (!(reply instanceof Unanswered) || Date.now() > deadline) return reply
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
@@ -66,14 +66,14 @@ test('an outage is logged once, sends nothing to Redis while it lasts, and ends,
   expect(await node.call(KEY, () => client.ping())).toBe('PONG')
 
   await server.kill()
-  expect(await node.call(KEY, () => client.ping())).toBeInstanceOf(Away)
+  expect(await node.call(KEY, () => client.ping())).toBeInstanceOf(Unanswered)
   let sent = 0
   for (let i = 0; i < 20; i++) {
     const reply = await node.call(KEY, () => {
       sent++
       return client.ping()
     })
-    expect(reply).toBeInstanceOf(Away)
+    expect(reply).toBeInstanceOf(Unanswered)
   }
   expect(sent).toBe(0)
   expect(log.warnings).toHaveLength(1)
@@ -81,8 +81,8 @@ test('an outage is logged once, sends nothing to Redis while it lasts, and ends,
     /^sluice: Redis is unavailable \(.+\); admitting every request until it answers again$/,
   )
   expect([log.away, log.refreshes]).toEqual([1, 1])
-  const away = (await node.call(KEY, () => client.ping())) as Away
-  const unavailable = node.unavailable(away)
+  const unanswered = (await node.call(KEY, () => client.ping())) as Unanswered
+  const unavailable = node.unavailable(unanswered)
   expect(unavailable).toBeInstanceOf(StoreUnavailableError)
   expect(unavailable.cause).toBeInstanceOf(Error)
 
@@ -101,7 +101,7 @@ test('an outage is logged once, sends nothing to Redis while it lasts, and ends,
 
 test('an error Redis answers for the whole node (here, a command it refuses) starts an outage, and a logger without info() is fine', async () => {
   const { node, log } = recordingNode(false)
-  expect(await node.call(KEY, () => client.call('NO-SUCH-COMMAND'))).toBeInstanceOf(Away)
+  expect(await node.call(KEY, () => client.call('NO-SUCH-COMMAND'))).toBeInstanceOf(Unanswered)
   expect(log.warnings[0]).toMatch(/unknown command/i)
   // Redis itself is fine: the next probe ends the outage.
   expect(await untilAnswered(node, 5000)).toBe('PONG')
@@ -120,7 +120,7 @@ test('a slot condition (TRYAGAIN) falls back for that call alone: no outage', as
   const { node, log } = recordingNode()
   const tryAgain = () => Promise.reject(new Error('Too many Cluster redirections. Last error: ReplyError: TRYAGAIN x'))
   const answer = await node.call(KEY, tryAgain)
-  expect(answer).toBeInstanceOf(Away)
+  expect(answer).toBeInstanceOf(Unanswered)
   expect(await node.call(KEY, () => client.ping())).toBe('PONG')
   expect([log.warnings, log.away]).toEqual([[], 0])
 })
@@ -129,8 +129,8 @@ test('when the node is declared down, the calls still waiting on it fall back at
   const { node } = recordingNode()
   const first = node.call(KEY, () => Promise.reject(new Error('connect ECONNREFUSED'))) // concerns the node
   const waiting = node.call(KEY, () => client.ping()) // sent, its reply not read yet
-  expect(await first).toBeInstanceOf(Away)
+  expect(await first).toBeInstanceOf(Unanswered)
   const fellBack = await waiting
-  expect(fellBack).toBeInstanceOf(Away)
-  expect(((fellBack as Away).cause as Error).message).toBe('connect ECONNREFUSED') // not a timeout of its own
+  expect(fellBack).toBeInstanceOf(Unanswered)
+  expect(((fellBack as Unanswered).cause as Error).message).toBe('connect ECONNREFUSED') // not a timeout of its own
 })

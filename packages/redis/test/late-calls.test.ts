@@ -8,9 +8,9 @@ import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 import { Batches } from '../src/batch'
 import { CallExpired } from '../src/deadlines'
 import { redisKeyOf } from '../src/keys'
-import { planFor } from '../src/plan'
 import { RedisClock } from '../src/redis-clock'
-import type { Script } from '../src/script'
+import { ruleSetOf } from '../src/rule-set'
+import { scriptFor } from '../src/script'
 import { ScriptRunner } from '../src/script-runner'
 
 let server: RedisServer
@@ -32,17 +32,21 @@ afterAll(async () => {
 beforeEach(() => client.flushdb())
 
 const rule = createLimiter({ algorithm: 'fixed-window', limit: 100, window: '1h' }).rules[0] as CompiledRule
-const plan = planFor([rule])
+const ruleSet = ruleSetOf([rule])
 const countOf = async (key: string) =>
-  100 - ((await new ScriptRunner(client, undefined).run(plan, [key], 1, 'peek'))[0]?.remaining ?? 0)
+  100 - ((await new ScriptRunner(client, undefined).run(ruleSet, [key], 1, 'peek'))[0]?.remaining ?? 0)
 
-/** The script calls as a store makes them, counted. */
+/** The script calls as a store makes them, counted: a client whose EVALSHA records its arguments and sends an EVAL. */
 function sender() {
   const sent: (string | number)[][] = []
-  const send = (script: Script, keys: readonly string[], args: readonly (string | number)[]) => {
-    sent.push([...args])
-    return client.eval(script.source, keys.length, ...keys, ...args)
-  }
+  const { source } = scriptFor(['fw'])
+  const send: Pick<Redis, 'evalsha' | 'eval'> = {
+    evalsha: (_sha: string, keyCount: number, ...keysAndArgs: (string | number)[]) => {
+      sent.push(keysAndArgs.slice(keyCount))
+      return client.eval(source, keyCount, ...keysAndArgs)
+    },
+    eval: (...args: Parameters<Redis['eval']>) => client.eval(...args),
+  } as Pick<Redis, 'evalsha' | 'eval'>
   return { sent, send }
 }
 
@@ -82,8 +86,8 @@ test('every call carries its deadline once the clock is known, and the reply end
   const batches = new Batches(send, false, 0, clock)
   const key = redisKeyOf(rule, 'known')
   const before = Number((await admin.time())[0]) * 1000
-  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
-  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
   expect(sent[0]?.[1]).toBe('')
   const deadline = Number(sent[1]?.[1])
   // A deadline about 3 s after the send, by Redis's clock (the same machine's clock here).
@@ -100,9 +104,9 @@ test('every call carries its deadline once the clock is known, and the reply end
 async function lateCall(key: string, resent?: () => boolean) {
   const runner = new ScriptRunner(client, undefined, false, 50)
   // The runner learns Redis's clock: the quickest of three replies bounds the offset closest.
-  for (let i = 0; i < 3; i++) await runner.run(plan, [redisKeyOf(rule, 'clock')], 1, 'peek')
+  for (let i = 0; i < 3; i++) await runner.run(ruleSet, [redisKeyOf(rule, 'clock')], 1, 'peek')
   const sleeping = client.call('DEBUG', 'SLEEP', '0.3')
-  const late = runner.run(plan, [key], 1, 'charge', resent)
+  const late = runner.run(ruleSet, [key], 1, 'charge', resent)
   return { late, sleeping }
 }
 
@@ -149,12 +153,12 @@ test('a clock that stepped (a deadline the reply shows was met) is sent once mor
   clock.sample(redisNow - 10_000, performance.now())
   const batches = new Batches(send, false, 0, clock)
   const key = redisKeyOf(rule, 'stepped')
-  const [outcome] = await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  const [outcome] = await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
   expect(outcome?.allowed).toBe(true)
   expect(sent.map((args) => typeof args[1])).toEqual(['number', 'string'])
   expect(await countOf(key)).toBe(1)
   // The refusal retook the sample: the next call's deadline is met at once.
-  await batches.add(plan, [key], 1, 'charge', '', Date.now(), undefined)
+  await batches.add(ruleSet, [key], 1, 'charge', '', Date.now(), undefined)
   expect(sent).toHaveLength(3)
   expect(await countOf(key)).toBe(2)
 })

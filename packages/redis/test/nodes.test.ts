@@ -1,6 +1,6 @@
 // The nodes of a store and their separate health, on a slot map (the master of each slot, as the client knows it). The calls here are plain
 // promises: what is tested is which node a key belongs to and what one node's outage does to the others.
-import { Away } from '../src/health'
+import { Unanswered } from '../src/health'
 import { type NodeMap, Nodes, type SharedNodeOptions } from '../src/nodes'
 import { keySlot } from '../src/slot'
 
@@ -17,7 +17,7 @@ function setUp(map: NodeMap) {
     probeIntervalMs: 0,
     logger: { warn: (m) => log.warnings.push(m), error: () => {}, info: (m) => log.infos.push(m) },
     onError: 'closed',
-    meanwhile: 'rejecting',
+    duringOutage: 'rejecting',
     probe: (key) => {
       log.probes.push(key)
       return probeAnswers ? Promise.resolve(1) : Promise.reject(new Error('connect ECONNREFUSED'))
@@ -64,10 +64,10 @@ test("on a Cluster each master is a node of its own, found by the key's slot; a 
 test("one master's outage is its own: the other master's keys go on being decided", async () => {
   const { map, refreshes } = clusterMap()
   const { nodes, log } = setUp(map)
-  expect(await nodes.forKey(A).call(A, refused)).toBeInstanceOf(Away)
+  expect(await nodes.forKey(A).call(A, refused)).toBeInstanceOf(Unanswered)
   expect(refreshes()).toBe(1) // the client is asked for the slot map at once: a replica may take over
   expect(await nodes.forKey(B).call(B, () => Promise.resolve('decided'))).toBe('decided')
-  expect(await nodes.forKey(A).call(A, () => Promise.resolve('never sent'))).toBeInstanceOf(Away)
+  expect(await nodes.forKey(A).call(A, () => Promise.resolve('never sent'))).toBeInstanceOf(Unanswered)
   expect(log.warnings).toEqual([
     'sluice: Redis Cluster node 127.0.0.1:7000 is unavailable (connect ECONNREFUSED); rejecting for its keys until it answers again',
   ])

@@ -2,7 +2,8 @@ import { type CompiledRule, createLimiter } from '@sluice/core'
 import Redis from 'ioredis'
 import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 import { redisKeyOf } from '../src/keys'
-import { planFor, ScriptRunner } from '../src/script-runner'
+import { ruleSetOf } from '../src/rule-set'
+import { ScriptRunner } from '../src/script-runner'
 
 let server: RedisServer
 let client: Redis
@@ -33,10 +34,10 @@ const rule = (limit: number, algorithm: 'fixed-window' | 'sliding-log' = 'fixed-
 
 test('one EVALSHA per call; after NOSCRIPT one EVAL loads the script, and EVALSHA works again', async () => {
   const runner = new ScriptRunner(client, undefined)
-  const plan = planFor([rule(3)])
+  const ruleSet = ruleSetOf([rule(3)])
   const key = redisKeyOf(rule(3), 'k')
   const remaining = []
-  for (let i = 0; i < 3; i++) remaining.push((await runner.run(plan, [key], 1, 'charge'))[0]?.remaining)
+  for (let i = 0; i < 3; i++) remaining.push((await runner.run(ruleSet, [key], 1, 'charge'))[0]?.remaining)
   expect(remaining).toEqual([2, 1, 0])
   expect(await calls('eval')).toBe(1) // the script cache was flushed before the test
   expect(await calls('evalsha')).toBe(3)
@@ -44,12 +45,12 @@ test('one EVALSHA per call; after NOSCRIPT one EVAL loads the script, and EVALSH
 
 test('peek charges nothing, refund gives back, and a wait that never ends comes back as Infinity', async () => {
   const runner = new ScriptRunner(client, undefined)
-  const plan = planFor([rule(3, 'sliding-log')])
+  const ruleSet = ruleSetOf([rule(3, 'sliding-log')])
   const key = redisKeyOf(rule(3, 'sliding-log'), 'k')
-  await runner.run(plan, [key], 2, 'charge')
-  expect((await runner.run(plan, [key], 1, 'peek'))[0]?.remaining).toBe(1)
-  await runner.run(plan, [key], 1, 'refund')
-  const [neverFits] = await runner.run(plan, [key], 4, 'peek')
+  await runner.run(ruleSet, [key], 2, 'charge')
+  expect((await runner.run(ruleSet, [key], 1, 'peek'))[0]?.remaining).toBe(1)
+  await runner.run(ruleSet, [key], 1, 'refund')
+  const [neverFits] = await runner.run(ruleSet, [key], 4, 'peek')
   expect(neverFits?.allowed).toBe(false)
   expect(neverFits?.remaining).toBe(2)
   expect(neverFits?.retryAfterMs).toBe(Number.POSITIVE_INFINITY)
@@ -59,9 +60,9 @@ test('a key the script cannot use is a SLUICEKEY error naming its rule, not retr
   const runner = new ScriptRunner(client, undefined)
   const key = redisKeyOf(rule(3), 'a-hash')
   await client.hset(key, 'field', 'value') // GET on a hash: WRONGTYPE, caught inside the script
-  await runner.run(planFor([rule(3)]), [redisKeyOf(rule(3), 'loaded')], 1, 'peek')
+  await runner.run(ruleSetOf([rule(3)]), [redisKeyOf(rule(3), 'loaded')], 1, 'peek')
   await client.config('RESETSTAT')
-  await expect(runner.run(planFor([rule(3)]), [key], 1, 'charge')).rejects.toThrow(/^SLUICEKEY 1 holds a hash$/)
+  await expect(runner.run(ruleSetOf([rule(3)]), [key], 1, 'charge')).rejects.toThrow(/^SLUICEKEY 1 holds a hash$/)
   expect(await calls('eval')).toBe(0)
   expect(await client.type(key)).toBe('hash')
 })
@@ -82,7 +83,7 @@ test('NOSCRIPT wrapped by ioredis Cluster in "Too many Cluster redirections" rel
     replied++
     return true // the call is still waited for
   }
-  const outcomes = await runner.run(planFor([rule(3)]), [redisKeyOf(rule(3), 'wrapped')], 1, 'charge', resent)
+  const outcomes = await runner.run(ruleSetOf([rule(3)]), [redisKeyOf(rule(3), 'wrapped')], 1, 'charge', resent)
   expect(outcomes[0]?.remaining).toBe(2)
   expect(await calls('eval')).toBe(1)
   expect(replied).toBe(1) // NOSCRIPT was a reply: the connection is alive
@@ -91,11 +92,11 @@ test('NOSCRIPT wrapped by ioredis Cluster in "Too many Cluster redirections" rel
 test('with a replay clock the script runs at the given time, not at Redis TIME', async () => {
   let now = 1_700_000_020_000 // 40 s into a minute of the epoch
   const runner = new ScriptRunner(client, () => now)
-  const plan = planFor([rule(3)])
+  const ruleSet = ruleSetOf([rule(3)])
   const key = redisKeyOf(rule(3), 'replayed')
-  expect((await runner.run(plan, [key], 1, 'charge'))[0]?.resetMs).toBe(20_000)
+  expect((await runner.run(ruleSet, [key], 1, 'charge'))[0]?.resetMs).toBe(20_000)
   now += 19_999
-  expect((await runner.run(plan, [key], 1, 'charge'))[0]?.resetMs).toBe(1)
+  expect((await runner.run(ruleSet, [key], 1, 'charge'))[0]?.resetMs).toBe(1)
   now += 1 // the next window
-  expect((await runner.run(plan, [key], 1, 'charge'))[0]?.remaining).toBe(2)
+  expect((await runner.run(ruleSet, [key], 1, 'charge'))[0]?.remaining).toBe(2)
 })

@@ -2,7 +2,7 @@
 // whole log, so its cost in Redis (INFO commandstats, never the wall clock) hardly grows with the log's length.
 import { createLimiter } from '@sluice/core'
 import type Redis from 'ioredis'
-import { privateRedis } from '../../../scripts/redis-suite'
+import { privateRedis, STARVED_REDIS_TIMEOUT_MS } from '../../../scripts/redis-suite'
 import { storedSlidingLog } from '../../../scripts/sliding-log-layout'
 import { redisKeyOf } from '../src/keys'
 import { replayStore } from '../src/redis-store'
@@ -47,7 +47,7 @@ async function fill(
 
 test('a sliding-log call costs Redis about as much with 20,000 entries in the window as with 100', async () => {
   let now = START_MS
-  const store = replayStore({ client, clock: () => now })
+  const store = replayStore({ client, clock: () => now, timeout: STARVED_REDIS_TIMEOUT_MS })
   const limiter = createLimiter({ algorithm: 'sliding-log', limit: LIMIT, window: '1h', store })
   const rule = limiter.rules[0] as (typeof limiter.rules)[0]
   const costs: Record<number, number> = {}
@@ -73,7 +73,7 @@ test('a sliding-log call costs Redis about as much with 20,000 entries in the wi
 
 test('a log whose entries expire as it goes stays about as long as its window', async () => {
   let now = START_MS
-  const store = replayStore({ client, clock: () => now })
+  const store = replayStore({ client, clock: () => now, timeout: STARVED_REDIS_TIMEOUT_MS })
   const limiter = createLimiter({ algorithm: 'sliding-log', limit: 500, window: '500ms', store })
   const key = 'rolling'
   // 2,000 calls 1 ms apart through a 500 ms window: the log turns over four times.
@@ -96,7 +96,7 @@ test('a log whose entries expire as it goes stays about as long as its window', 
 
 test('a log stored by an earlier version (expiry, then time and cost per entry) is read, and kept in the new layout', async () => {
   let now = START_MS
-  const store = replayStore({ client, clock: () => now })
+  const store = replayStore({ client, clock: () => now, timeout: STARVED_REDIS_TIMEOUT_MS })
   const limiter = createLimiter({ algorithm: 'sliding-log', limit: 10, window: '1s', store })
   const [redisKey] = limiter.rules.map((rule) => redisKeyOf(rule, 'upgraded'))
   // Three entries: cost 2 at +0, cost 1 at +100, cost 3 at +200; the state expires a window after the newest.

@@ -1,7 +1,11 @@
 import fc from 'fast-check'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
+import { freezeDate } from '../../../../scripts/frozen-date'
 import { createLimiter, type Decision, InvalidOptionError, MemoryStore } from '../../src'
 import { headerModes, headerWriter, rateLimitHeaders, retryAfterSeconds } from '../../src/internal-index'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 const NOW = 1_767_225_610_000 // 10 s into a minute
 

@@ -1,7 +1,11 @@
 import fc from 'fast-check'
+import { freezeDate } from '../../../../scripts/frozen-date'
 import { checkIpv6Subnet, clientIpKey, ipKeyFor } from '../../src/http/ip'
 import { createHttpPolicy, ipKey } from '../../src/internal-index'
 import { InvalidOptionError } from '../../src/util/errors'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 describe('ipKey', () => {
   it('keeps an IPv4 address as it is', () => {

@@ -1,8 +1,12 @@
 // The key and cost of a request: the client IP by default, never a spoofable X-Forwarded-For the framework does not
 // trust (one warning that says so), and key and cost functions that may answer asynchronously.
 import { EventEmitter } from 'node:events'
+import { freezeDate } from '../../../../scripts/frozen-date'
 import { type HttpLimitOptions, MemoryStore } from '../../src'
 import { createHttpPolicy, type HttpAdapter, type RequestFacts } from '../../src/internal-index'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 interface Req {
   readonly user: string

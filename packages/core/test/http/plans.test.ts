@@ -1,8 +1,12 @@
 // Per-request policy at the HTTP layer, below the adapters: limit and window functions, allow and deny lists, and the
 // handle, with their errors (a clear error where the bad value arrives, never a wrong decision).
 import { EventEmitter } from 'node:events'
+import { freezeDate } from '../../../../scripts/frozen-date'
 import { type HttpLimitOptions, InvalidOptionError, MemoryStore } from '../../src'
 import { createHttpPolicy, type HttpAdapter, type RequestFacts, rateLimitHandle } from '../../src/internal-index'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 interface Req {
   readonly headers: Record<string, string | undefined>

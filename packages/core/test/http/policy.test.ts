@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events'
+import { freezeDate } from '../../../../scripts/frozen-date'
 import {
   type HttpLimitOptions,
   InvalidOptionError,
@@ -14,6 +15,9 @@ import {
   type RequestFacts,
   writeVerdict,
 } from '../../src/internal-index'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 interface Req {
   readonly headers: Record<string, string | undefined>

@@ -1,4 +1,8 @@
 import { createLimiter, MemoryStore } from '@sluice/core'
+import { freezeDate } from '../../../../scripts/frozen-date'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 /** What calling `fn` throws: the message of a TypeError. */
 function typeErrorOf(fn: () => unknown): string {

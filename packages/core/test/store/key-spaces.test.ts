@@ -1,4 +1,8 @@
 import { createLimiter, type Logger, MemoryStore } from '@sluice/core'
+import { freezeDate } from '../../../../scripts/frozen-date'
+
+// The limiters here count on the wall clock: one instant for every request (see freezeDate).
+freezeDate()
 
 function recordingLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = []

@@ -36,11 +36,11 @@ interface Rejection {
  * the latest, when Redis is asked again. Bounded to `maxKeys` rejections, the oldest dropped first; 0 turns it off.
  *
  * @example
- * const rejections = new Rejections(10_000, 1000, () => Date.now())
- * const known = rejections.known(redisKey, cost, binding)
- * if (known === undefined) rejections.learn(redisKey, [redisKey], rules, cost, charge, await askRedis(), binding, sentAt)
+ * const shortCircuit = new ShortCircuit(10_000, 1000, () => Date.now())
+ * const known = shortCircuit.known(redisKey, cost, binding)
+ * if (known === undefined) shortCircuit.learn(redisKey, [redisKey], rules, cost, charge, await askRedis(), binding, sentAt)
  */
-export class Rejections {
+export class ShortCircuit {
   private readonly rejected = new Map<string, Rejection>()
   /** The rejections of several keys (stacked rules) by each of their keys; a lone key's is under that key already. */
   private readonly byKey = new Map<string, Set<string>>()
@@ -141,7 +141,7 @@ export class Rejections {
 
 /**
  * For how long, in ms from the script's instant, Redis gives these outcomes again (counted down) to the same request
- * if nothing else reaches its keys, and no request of it writes anything; 0 when not at all (see `Rejections`).
+ * if nothing else reaches its keys, and no request of it writes anything; 0 when not at all (see `ShortCircuit`).
  */
 function standingMs(
   rules: readonly CompiledRule[],

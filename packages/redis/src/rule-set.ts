@@ -5,8 +5,11 @@ import { codeMask } from './script'
 /** What a call asks of the script: apply and charge, apply without charging, or give a cost back. */
 export type Mode = 'charge' | 'peek' | 'refund'
 
-/** What every call for one list of rules sends alike, worked out once, when a store binds them. */
-export interface Plan {
+/**
+ * A list of rules as the script reads them (a rule set of main.lua): what every call for those rules sends alike,
+ * worked out once, when a store binds them. (Not a user's "plan", the limits a limiter's `withLimits` gives a key.)
+ */
+export interface RuleSet {
   /** The algorithms of these rules (see `codeMask`): a batch's script holds those of all its requests. */
   readonly codeMask: number
   /**
@@ -22,12 +25,12 @@ export interface Plan {
 }
 
 /**
- * The plan of a list of rules.
+ * The rule set of a list of rules.
  *
  * @example
- * const plan = planFor(limiter.rules)
+ * const ruleSet = ruleSetOf(limiter.rules)
  */
-export function planFor(rules: readonly CompiledRule[]): Plan {
+export function ruleSetOf(rules: readonly CompiledRule[]): RuleSet {
   const ruleArgs: (string | CalendarPeriod)[] = []
   for (const rule of rules) {
     ruleArgs.push(
@@ -53,12 +56,14 @@ export function planFor(rules: readonly CompiledRule[]): Plan {
 }
 
 /**
- * The block keys of the rules of `plan` that have a block, for their Redis keys `redisKeys` (in the order of the
+ * The block keys of the rules of `ruleSet` that have a block, for their Redis keys `redisKeys` (in the order of the
  * rules): the same hash tag after the block prefix.
  *
  * @example
- * await client.del(...redisKeys, ...blockKeys(plan, redisKeys))
+ * await client.del(...redisKeys, ...blockKeys(ruleSet, redisKeys))
  */
-export function blockKeys(plan: Plan, redisKeys: readonly string[]): string[] {
-  return plan.blocks.map(([i, prefixLength, blockPrefix]) => blockPrefix + (redisKeys[i] as string).slice(prefixLength))
+export function blockKeys(ruleSet: RuleSet, redisKeys: readonly string[]): string[] {
+  return ruleSet.blocks.map(
+    ([i, prefixLength, blockPrefix]) => blockPrefix + (redisKeys[i] as string).slice(prefixLength),
+  )
 }
