@@ -2,7 +2,7 @@
 // quota rule adds to a decision. The hot path (a time within the cached period) is set against the epoch-aligned
 // window start a fixed-window rule computes, measured in the same run; the slow path (a new period) is timed alone.
 import { compileCalendarPeriod } from '../../packages/core/src/calendar'
-import { floorDiv } from '../../packages/core/src/math'
+import { floorDiv } from '../../packages/core/src/util/math'
 
 const DAY_MS = 86_400_000
 const CALLS = 20_000_000

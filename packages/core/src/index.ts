@@ -2,9 +2,6 @@
 // share (the HTTP policy, the verdict writers) is in @sluice/core/internal. test/exports.test.ts pins this list.
 export type { AlgorithmName } from './algorithms'
 export type { CalendarPeriodName } from './calendar'
-export type { Decision, RuleDecision } from './decision'
-export { type Duration, type DurationUnit, parseDuration } from './duration'
-export { InvalidOptionError, type SluiceErrorCode, StoreKeyError, StoreUnavailableError } from './errors'
 export type {
   DecisionEvent,
   DecisionSource,
@@ -15,18 +12,20 @@ export type {
   StoreOutageEvent,
   StoreRecoveredEvent,
   StoreRequestFailedEvent,
-} from './event-types'
-export { keyHash } from './events'
+} from './events/event-types'
+export { keyHash } from './events/events'
 export type {
   AddressListOption,
   HeaderMode,
   HeadersOption,
   HttpCommonOptions,
+  HttpConcurrencyOptions,
   HttpLimitOptions,
   HttpQuotaLimitOptions,
   HttpRateBucketLimitOptions,
   HttpRuleDefaults,
   HttpRuleOptions,
+  HttpShedOptions,
   HttpStackedBucketLimitOptions,
   HttpStackedLimitOptions,
   HttpWindowLimitOptions,
@@ -36,10 +35,10 @@ export type {
   RequestLimit,
   RequestWindow,
   RuleKey,
+  ShedEvent,
 } from './http'
-export { createLimiter, type Limiter, RateLimitError, type RuleLimits } from './limiter'
-export type { Logger } from './logger'
-export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export type { Decision, RuleDecision } from './limiter/decision'
+export { createLimiter, type Limiter, RateLimitError, type RuleLimits } from './limiter/limiter'
 export type {
   BucketAlgorithmName,
   InheritedBucketRuleOptions,
@@ -59,7 +58,8 @@ export type {
   TimeZoneNeedsAPeriod,
   WindowLimiterOptions,
   WindowRuleOptions,
-} from './options'
+} from './limiter/options'
+export type { CompiledRule } from './limiter/rules'
 export {
   type AdaptiveLimitOptions,
   type AdmissionRequest,
@@ -67,19 +67,19 @@ export {
   type ConcurrencyLimiterOptions,
   createConcurrencyLimiter,
   createShedder,
-  type HttpConcurrencyOptions,
-  type HttpShedOptions,
   MemoryLeaseStore,
   PRIORITIES,
   type Priority,
   type QueueOrder,
   type Shedder,
   type ShedderOptions,
-  type ShedEvent,
   type ShedReason,
   type Slot,
   type Ticket,
   type Timers,
 } from './protect'
-export type { CompiledRule } from './rules'
-export type { FailurePolicy, Store } from './store'
+export { MemoryStore, type MemoryStoreOptions } from './store/memory-store'
+export type { FailurePolicy, Store } from './store/store'
+export { type Duration, type DurationUnit, parseDuration } from './util/duration'
+export { InvalidOptionError, type SluiceErrorCode, StoreKeyError, StoreUnavailableError } from './util/errors'
+export type { Logger } from './util/logger'

@@ -2,16 +2,10 @@
 // that decides exactly as MemoryStore does. Applications import from @sluice/core.
 export * from './algorithms'
 export { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod, type PeriodBounds } from './calendar'
-export { checkBoolean, checkFunction, checkObject, checkOneOf, checkTimerMs, checkWholeNumber, isCost } from './checks'
-export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './decision'
-export { parseDuration } from './duration'
-export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './errors'
-export type { DecisionSource, DecisionTrace, EventKeys, StoreEvent } from './event-types'
-export { keyHash } from './key-hash'
-export { checkLogger, type Logger } from './logger'
-export { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
-export { ceilDiv, floorDiv } from './math'
-export { MemoryStore, type MemoryStoreOptions } from './memory-store'
+export type { DecisionSource, DecisionTrace, EventKeys, StoreEvent } from './events/event-types'
+export { keyHash } from './events/key-hash'
+export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './limiter/decision'
+export type { CompiledRule } from './limiter/rules'
 export {
   acquireLeases,
   type LeaseOutcome,
@@ -21,7 +15,8 @@ export {
   MemoryLeaseStore,
   renewLeases,
 } from './protect'
-export type { CompiledRule } from './rules'
+export { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './store/long-keys'
+export { MemoryStore, type MemoryStoreOptions } from './store/memory-store'
 export {
   type BindOptions,
   type BoundStore,
@@ -31,4 +26,24 @@ export {
   KeySpaces,
   type Outcome,
   type Store,
-} from './store'
+} from './store/store'
+export {
+  checkBoolean,
+  checkFunction,
+  checkObject,
+  checkOneOf,
+  checkTimerMs,
+  checkWholeNumber,
+  isCost,
+} from './util/checks'
+export {
+  DIAGNOSTICS,
+  Diagnostic,
+  type DiagnosticCode,
+  warnEach,
+  warnOnce,
+} from './util/diagnostics'
+export { parseDuration } from './util/duration'
+export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './util/errors'
+export { checkLogger, type Logger } from './util/logger'
+export { ceilDiv, floorDiv } from './util/math'

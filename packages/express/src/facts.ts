@@ -15,6 +15,7 @@ export function factsOf(req: Request): RequestFacts {
     headers: req.headers,
     // Express reports forwarded addresses in req.ips only when 'trust proxy' trusts this peer.
     trustsProxy: () => req.ips.length > 0,
+    trustsEveryProxy: () => req.app.get('trust proxy') === true,
   }
 }
 

@@ -1,13 +1,8 @@
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  JSON_CONTENT_TYPE,
-  rateLimitHandle,
-  writeVerdict,
-} from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, rateLimitHandle } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { factsOf } from './facts'
+import { runPolicy } from './verdict'
 
 declare global {
   namespace Express {
@@ -76,27 +71,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
   const policy = createHttpPolicy<Request, Response>(options, EXPRESS)
   const { onRejected } = options
   const middleware = function rateLimit(req: Request, res: Response, next: NextFunction): void {
-    // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
-    policy
-      .handle(req, res, factsOf(req))
-      .then((verdict) =>
-        writeVerdict<unknown>(verdict, {
-          next,
-          decision: (decision) => {
-            req.rateLimit = decision
-          },
-          header: (name, value) => res.setHeader(name, value),
-          rejected: onRejected && ((decision) => onRejected(req, res, decision, next)),
-          // The JSON is made: res.json would stringify it again, and res.send would hash it for an ETag that a
-          // no-store answer does not need. Node adds the Content-Length.
-          send: (status, _body, json) => {
-            res.statusCode = status
-            res.setHeader('Content-Type', JSON_CONTENT_TYPE)
-            res.end(json)
-          },
-        }),
-      )
-      .catch(next)
+    runPolicy(policy, req, res, next, onRejected)
   }
   return Object.assign(middleware, rateLimitHandle(policy, factsOf))
 }

@@ -1,7 +1,7 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { factsOf } from './facts'
+import { runPolicy } from './verdict'
 
 /**
  * Options of {@link shedLoad}: the shedder's, with `priority(req)`, `tenant(req)` and `skip(req)`.
@@ -18,16 +18,6 @@ export type ExpressShedLoadOptions = HttpShedOptions<Request>
  * const options: ExpressConcurrencyLimitOptions = { limit: 10, key: (req) => req.get('x-api-key') ?? ipKey(req) }
  */
 export type ExpressConcurrencyLimitOptions = HttpConcurrencyOptions<Request>
-
-/** Writes a refusal, or goes on. */
-function carryOut(verdict: ProtectVerdict, res: Response, next: NextFunction): void {
-  if (verdict.action === 'pass') {
-    next()
-    return
-  }
-  for (const [name, value] of verdict.headers) res.setHeader(name, value)
-  res.status(verdict.status).json(verdict.body)
-}
 
 /**
  * Express middleware that protects this instance from overload: at most `maxInFlight` requests run at once, a
@@ -47,16 +37,7 @@ function carryOut(verdict: ProtectVerdict, res: Response, next: NextFunction): v
 export function shedLoad(options: ExpressShedLoadOptions): RequestHandler & { readonly shedder: Shedder } {
   const policy = createShedPolicy<Request>(options)
   function shedLoad(req: Request, res: Response, next: NextFunction): void {
-    let verdict: ProtectVerdict | Promise<ProtectVerdict>
-    try {
-      verdict = policy.handle(req, res)
-    } catch (error) {
-      next(error)
-      return
-    }
-    // Express 4 does not catch a rejected promise, so every error goes to next() explicitly.
-    if (verdict instanceof Promise) verdict.then((v) => carryOut(v, res, next), next)
-    else carryOut(verdict, res, next)
+    runPolicy(policy, req, res, next)
   }
   return Object.assign(shedLoad, { shedder: policy.shedder })
 }
@@ -77,7 +58,7 @@ export function concurrencyLimit(
 ): RequestHandler & { readonly limiter: ConcurrencyLimiter } {
   const policy = createConcurrencyPolicy<Request>(options)
   function concurrencyLimit(req: Request, res: Response, next: NextFunction): void {
-    policy.handle(req, factsOf(req), res).then((verdict) => carryOut(verdict, res, next), next)
+    runPolicy(policy, req, res, next)
   }
   return Object.assign(concurrencyLimit, { limiter: policy.limiter })
 }

@@ -15,7 +15,24 @@ export function factsOf(request: FastifyRequest): RequestFacts {
     headers: request.headers,
     // With trustProxy, request.ips lists the socket address and the forwarded ones it trusted.
     trustsProxy: () => (request.ips?.length ?? 0) > 1,
+    trustsEveryProxy: () => trustsEveryProxy(request.server),
   }
+}
+
+/**
+ * Whether the Fastify instance was made with `trustProxy: true`. Fastify keeps its options under a symbol of its own
+ * (`fastify.options`, in Fastify 4 and 5) and shows no trustProxy in `initialConfig`; where that symbol is missing,
+ * nothing is warned of.
+ */
+function trustsEveryProxy(server: object): boolean {
+  // A plugin's instance is made with Object.create from its parent's: the symbol is on the root instance.
+  for (let holder: object | null = server; holder !== null; holder = Object.getPrototypeOf(holder)) {
+    const options = Object.getOwnPropertySymbols(holder).find((symbol) => symbol.description === 'fastify.options')
+    if (options !== undefined) {
+      return (holder as Record<symbol, { trustProxy?: unknown } | undefined>)[options]?.trustProxy === true
+    }
+  }
+  return false
 }
 
 /**

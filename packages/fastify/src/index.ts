@@ -7,13 +7,7 @@ import {
   MemoryStore,
   type RateLimitHandle,
 } from '@sluice/core'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  JSON_CONTENT_TYPE,
-  rateLimitHandle,
-  writeVerdict,
-} from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, rateLimitHandle } from '@sluice/core/internal'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -24,6 +18,7 @@ import type {
 import fp from 'fastify-plugin'
 import { factsOf } from './facts'
 import { type LimitFields, routeLimits } from './routes'
+import { writeVerdict } from './verdict'
 import { FASTIFY_VERSIONS } from './versions'
 
 /**
@@ -153,19 +148,7 @@ function limitHook(options: LimitFields): onRequestAsyncHookHandler {
   )
   const { onRejected } = options
   const hook = async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const verdict = await policy.handle(request, reply, factsOf(request))
-    const written = writeVerdict<unknown>(verdict, {
-      next: () => undefined,
-      decision: (decision) => {
-        request.rateLimit = decision
-      },
-      header: (name, value) => reply.header(name, value),
-      rejected: onRejected && ((decision) => onRejected(request, reply, decision)),
-      // The JSON is made: with its type set, Fastify sends the text as it is instead of serializing an object.
-      send: (status, _body, json) => reply.code(status).header('content-type', JSON_CONTENT_TYPE).send(json),
-    })
-    // An admitted request goes on at once: awaiting `undefined` would cost it a turn of the microtask queue.
-    if (written !== undefined) await written
+    await writeVerdict(await policy.handle(request, reply, factsOf(request)), request, reply, onRejected)
   }
   HANDLES.set(hook, rateLimitHandle(policy, factsOf))
   return hook

@@ -1,8 +1,9 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { factsOf } from './facts'
+import { writeVerdict } from './verdict'
 import { FASTIFY_VERSIONS } from './versions'
 
 /**
@@ -32,19 +33,12 @@ declare module 'fastify' {
   }
 }
 
-/** Writes a refusal (and ends the hook chain), or goes on. */
-async function carryOut(verdict: ProtectVerdict, reply: FastifyReply): Promise<void> {
-  if (verdict.action === 'pass') return
-  for (const [name, value] of verdict.headers) reply.header(name, value)
-  await reply.code(verdict.status).send(verdict.body)
-}
-
 const shedPlugin: FastifyPluginAsync<FastifyShedLoadOptions> = async (fastify: FastifyInstance, options) => {
   const policy = createShedPolicy<FastifyRequest>(options)
   fastify.decorate('shedder', policy.shedder)
   // onRequest runs before Fastify reads the body: a shed upload is never read, let alone parsed.
   fastify.addHook('onRequest', async function shedLoad(request, reply) {
-    await carryOut(await policy.handle(request, reply.raw), reply)
+    await writeVerdict(await policy.handle(request, reply.raw, factsOf(request)), request, reply)
   })
 }
 
@@ -55,7 +49,7 @@ const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = as
   const policy = createConcurrencyPolicy<FastifyRequest>(options)
   fastify.decorate('concurrencyLimiter', policy.limiter)
   fastify.addHook('onRequest', async function concurrencyLimit(request, reply) {
-    await carryOut(await policy.handle(request, factsOf(request), reply.raw), reply)
+    await writeVerdict(await policy.handle(request, reply.raw, factsOf(request)), request, reply)
   })
 }
 

@@ -1,13 +1,8 @@
 import type { Decision, HttpLimitOptions } from '@sluice/core'
-import {
-  createHttpPolicy,
-  type HttpAdapter,
-  type HttpPolicy,
-  JSON_CONTENT_TYPE,
-  type RequestFacts,
-} from '@sluice/core/internal'
-import { clientFacts, type Exchange, exchangeOf, type FetchOutcome, withHeaders } from './exchange'
-import type { FetchProtection, RequestReader, Step } from './step'
+import { createHttpPolicy, type HttpAdapter, type HttpPolicy, type RequestFacts } from '@sluice/core/internal'
+import { clientFacts, type Exchange, exchangeOf, type FetchOutcome } from './exchange'
+import type { FetchProtection, RequestReader } from './step'
+import { writeVerdict } from './verdict'
 
 /**
  * What every fetch adapter takes beyond the shared HTTP options, `Req` being what its functions are given (a
@@ -68,27 +63,7 @@ export function fetchLimit<Req>(options: FetchLimitOptions<Req>, reader: Request
       // One exchange per request, whichever limits it passes: their headers merge on it, as on one Node response.
       const exchange = exchangeOf(reader.request(req))
       const verdict = await policy.handle(req, exchange, facts(req, env))
-      if (verdict.action === 'skip') return pass(exchange, undefined, [])
-      if (verdict.action === 'pass') return pass(exchange, verdict.decision, verdict.headers)
-      if (onRejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
-        return { done: true, response: withHeaders(await onRejected(req, verdict.decision), verdict.headers) }
-      }
-      const headers = new Headers(verdict.headers as [string, string][])
-      headers.set('Content-Type', JSON_CONTENT_TYPE)
-      return { done: true, response: new Response(verdict.json, { status: verdict.status, headers }) }
+      return writeVerdict(verdict, exchange, onRejected && ((decision) => onRejected(req, decision)))
     },
-  }
-}
-
-function pass(
-  exchange: Exchange,
-  decision: Decision | undefined,
-  headers: readonly (readonly [string, string])[],
-): Step {
-  return {
-    done: false,
-    decision,
-    finish: (response) => exchange.settle(withHeaders(response, headers)),
-    fail: () => exchange.fail(),
   }
 }

@@ -1,27 +1,8 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import {
-  createConcurrencyPolicy,
-  createShedPolicy,
-  JSON_CONTENT_TYPE,
-  type ProtectVerdict,
-} from '@sluice/core/internal'
-import { clientFacts, type Exchange, exchangeOf } from './exchange'
-import type { FetchProtection, RequestReader, Step } from './step'
-
-/** The refusal of a protection (503 overloaded, 429 too many in flight), as a Response. */
-function stepOf(verdict: ProtectVerdict, exchange: Exchange): Step {
-  if (verdict.action === 'pass') {
-    return {
-      done: false,
-      decision: undefined,
-      finish: (response) => exchange.settle(response),
-      fail: () => exchange.fail(),
-    }
-  }
-  const headers = new Headers(verdict.headers as [string, string][])
-  headers.set('Content-Type', JSON_CONTENT_TYPE)
-  return { done: true, response: new Response(JSON.stringify(verdict.body), { status: verdict.status, headers }) }
-}
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
+import { clientFacts, exchangeOf } from './exchange'
+import type { FetchProtection, RequestReader } from './step'
+import { writeVerdict } from './verdict'
 
 /**
  * The shedder of a fetch adapter's `shedLoad`: the slot a request takes is released when its response's body has
@@ -36,7 +17,7 @@ export function fetchShedding<Req>(
     shedder: policy.shedder,
     async decide(req) {
       const exchange = exchangeOf(reader.request(req))
-      return stepOf(await policy.handle(req, exchange), exchange)
+      return writeVerdict(await policy.handle(req, exchange), exchange)
     },
   }
 }
@@ -59,7 +40,7 @@ export function fetchConcurrency<Req>(
     async decide(req, env) {
       const facts = clientFacts(req, env, reader, ip)
       const exchange = exchangeOf(reader.request(req))
-      return stepOf(await policy.handle(req, facts, exchange), exchange)
+      return writeVerdict(await policy.handle(req, exchange, facts), exchange)
     },
   }
 }

@@ -15,6 +15,8 @@ export function factsOf(ctx: Context): RequestFacts {
     headers: ctx.headers,
     // Koa reads X-Forwarded-For for ctx.ip only when app.proxy is set.
     trustsProxy: () => ctx.app.proxy,
+    // Without maxIpsCount, Koa takes the left-most of every X-Forwarded-For entry.
+    trustsEveryProxy: () => ctx.app.proxy && !(ctx.app.maxIpsCount > 0),
   }
 }
 

@@ -1,7 +1,7 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy, type ProtectVerdict } from '@sluice/core/internal'
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
-import { factsOf } from './facts'
+import { runPolicy } from './verdict'
 
 /**
  * Options of {@link shedLoad}: the shedder's, with `priority(ctx)`, `tenant(ctx)` and `skip(ctx)`.
@@ -19,15 +19,6 @@ export type KoaShedLoadOptions = HttpShedOptions<Context>
  */
 export type KoaConcurrencyLimitOptions = HttpConcurrencyOptions<Context>
 
-/** Writes a refusal, or goes on. */
-function carryOut(verdict: ProtectVerdict, ctx: Context, next: Next): Promise<void> | undefined {
-  if (verdict.action === 'pass') return next()
-  for (const [name, value] of verdict.headers) ctx.set(name, value)
-  ctx.status = verdict.status
-  ctx.body = verdict.body
-  return undefined
-}
-
 /**
  * Koa middleware that protects this instance from overload: at most `maxInFlight` requests run at once, a bounded
  * line waits for a slot until `maxWait`, and what cannot be served in time is answered at once with `503`,
@@ -43,8 +34,8 @@ function carryOut(verdict: ProtectVerdict, ctx: Context, next: Next): Promise<vo
  */
 export function shedLoad(options: KoaShedLoadOptions): Middleware & { readonly shedder: Shedder } {
   const policy = createShedPolicy<Context>(options)
-  async function shedLoad(ctx: Context, next: Next): Promise<void> {
-    return carryOut(await policy.handle(ctx, ctx.res), ctx, next)
+  function shedLoad(ctx: Context, next: Next): Promise<void> {
+    return runPolicy(policy, ctx, next)
   }
   return Object.assign(shedLoad, { shedder: policy.shedder })
 }
@@ -64,8 +55,8 @@ export function concurrencyLimit(
   options: KoaConcurrencyLimitOptions,
 ): Middleware & { readonly limiter: ConcurrencyLimiter } {
   const policy = createConcurrencyPolicy<Context>(options)
-  async function concurrencyLimit(ctx: Context, next: Next): Promise<void> {
-    return carryOut(await policy.handle(ctx, factsOf(ctx), ctx.res), ctx, next)
+  function concurrencyLimit(ctx: Context, next: Next): Promise<void> {
+    return runPolicy(policy, ctx, next)
   }
   return Object.assign(concurrencyLimit, { limiter: policy.limiter })
 }

@@ -1,3 +1,4 @@
+import { warnEach } from '@sluice/core/store'
 import type { StoreClient } from './client'
 
 /** What the check reads of a client: which library made it, whether it is a Cluster, and the client itself. */
@@ -127,7 +128,9 @@ export function warnAboutClientOptions(client: OptionsOf, timeoutMs: number, log
   const risky = riskyClientOptions(client, timeoutMs)
   if (risky.length === 0) return
   clientsWarned.add(client.given)
-  logger.warn(
+  warnEach(
+    logger,
+    'SLUICE_REDIS_CLIENT_OPTIONS',
     `sluice: with these options of its ${client.library} client, a call that the RedisStore gave up on (and answered by onError) ` +
       `can still reach Redis later and be counted twice: ${risky
         .map(({ option, recommended, why }) => `${option} (${why}; set ${recommended})`)

@@ -7,6 +7,7 @@ import {
   type MemoryStore,
   type StoreEvent,
   StoreUnavailableError,
+  warnEach,
 } from '@sluice/core/store'
 import { Deadlines } from './deadlines'
 import { reachOf } from './errors'
@@ -155,7 +156,9 @@ export class NodeHealth {
       publish({ type: 'outage', node: label, error })
       publish({ type: 'fallback', node: label, onError: this.options.onError })
     }
-    logger.warn(
+    warnEach(
+      logger,
+      'SLUICE_REDIS_UNAVAILABLE',
       `sluice: ${label} is unavailable (${message(error)}); ${duringOutage}${inCluster ? ' for its keys' : ''} ` +
         'until it answers again',
     )

@@ -9,6 +9,7 @@ import {
   type LeaseOutcome,
   type LeaseScope,
   type LeaseStore,
+  warnEach,
 } from '@sluice/core/store'
 import { type IoredisClient, type NodeRedisClient, type StoreClient, storeClientOf } from './client'
 import { BACKSTOP_TIMEOUTS, DEFAULT_TIMEOUT_MS, Deadlines } from './deadlines'
@@ -216,7 +217,9 @@ export class RedisLeaseStore implements LeaseStore {
   private failed(error: unknown): void {
     if (this.failing) return
     this.failing = true
-    this.logger.warn(
+    warnEach(
+      this.logger,
+      'SLUICE_REDIS_LEASE_STORE_FAILED',
       `sluice: the Redis lease store failed (${error instanceof Error ? error.message : String(error)}); ` +
         `${{ local: 'counting slots in local memory', open: 'admitting', closed: 'rejecting' }[this.onError]} until it answers`,
     )

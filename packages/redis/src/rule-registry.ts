@@ -1,4 +1,4 @@
-import { type CompiledRule, isBucket, type Logger } from '@sluice/core/store'
+import { type CompiledRule, isBucket, type Logger, warnEach } from '@sluice/core/store'
 import type { StoreClient } from './client'
 import { redisKeyPrefix } from './keys'
 import registrySource from './lua/rule-registry.lua'
@@ -175,7 +175,9 @@ export class RuleRegistry {
     if (keySpace.reported || !Array.isArray(others) || others.length === 0) return
     keySpace.reported = true
     const { rule } = keySpace
-    this.logger.warn(
+    warnEach(
+      this.logger,
+      'SLUICE_REDIS_RULE_MISMATCH',
       `sluice: another RedisStore (in another process, or another store in this one) counts under ` +
         `"${rule.prefix}:${rule.name}" (${rule.algorithm}) in Redis with other parameters: it has ` +
         `${others.map(String).join(' and ')}, this store ${[...keySpace.fingerprints].join(' and ')}. The two share ` +

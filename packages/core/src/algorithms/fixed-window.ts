@@ -1,4 +1,4 @@
-import { floorDiv } from '../math'
+import { floorDiv } from '../util/math'
 import { keyTime } from './key-time'
 import type { Algorithm, Refund } from './types'
 import { countWithin, refundWithin, type WindowCount } from './window-count'

@@ -1,4 +1,4 @@
-import { ceilDiv, floorDiv } from '../math'
+import { ceilDiv, floorDiv } from '../util/math'
 import { keyTime } from './key-time'
 import { admitted, rejected } from './step'
 import type { Algorithm, Refund } from './types'

@@ -3,7 +3,7 @@
 // Wall-clock readings are kept on a "wall axis": the milliseconds Date.UTC gives for the local date and time. A local
 // date is then the wall-axis ms of its midnight, and the date's arithmetic (next day, first of next month) is the
 // UTC calendar's, which is the same proleptic Gregorian calendar.
-import { floorDiv } from '../math'
+import { floorDiv } from '../util/math'
 
 /** One calendar day of wall-clock time. A real day in a zone may be 23, 25 or other numbers of hours. */
 export const DAY_MS = 86_400_000

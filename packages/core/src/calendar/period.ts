@@ -1,5 +1,5 @@
-import { describe, InvalidOptionError } from '../errors'
-import { floorDiv } from '../math'
+import { describe, InvalidOptionError } from '../util/errors'
+import { floorDiv } from '../util/math'
 import { DAY_MS, localClock } from './local-clock'
 import { timeZoneOption } from './time-zone'
 

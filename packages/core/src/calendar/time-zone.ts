@@ -1,4 +1,4 @@
-import { describe, InvalidOptionError } from '../errors'
+import { describe, InvalidOptionError } from '../util/errors'
 
 // '+02:00', '-0530', 'UTC+2', 'GMT-03:00': a UTC offset, not a zone. (IANA's own fixed zones, 'Etc/GMT-2', pass.)
 const UTC_OFFSET = /^(?:UTC|GMT)?\s*[+\-\u2212]\s*\d/i

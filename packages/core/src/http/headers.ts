@@ -1,5 +1,5 @@
-import { describe, InvalidOptionError } from '../errors'
-import type { Decision, RuleDecision } from '../limiter'
+import type { Decision, RuleDecision } from '../limiter/limiter'
+import { describe, InvalidOptionError } from '../util/errors'
 
 /**
  * How the rate-limit state is told to clients:

@@ -1,3 +1,8 @@
+export {
+  createConcurrencyPolicy,
+  type HttpConcurrencyOptions,
+  type HttpConcurrencyPolicy,
+} from './concurrency-policy'
 export { type RateLimitHandle, rateLimitHandle } from './handle'
 export {
   type HeaderList,
@@ -26,7 +31,19 @@ export type {
   RuleKey,
 } from './limit-options'
 export type { AddressListOption } from './lists'
-export type { HttpAdapter, ResponseEvents } from './options'
+export type { HttpAdapter } from './options'
 export type { RequestLimit, RequestWindow } from './plans'
 export { createHttpPolicy, type HttpPolicy } from './policy'
-export { type HttpVerdict, JSON_CONTENT_TYPE, type RejectionBody, type VerdictWriter, writeVerdict } from './verdict'
+export { type ResponseEvents, type ResponseLifecycle, releaseAtEnd } from './response-end'
+export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from './shed-policy'
+export {
+  type HttpVerdict,
+  JSON_CONTENT_TYPE,
+  type LimitVerdict,
+  PASS,
+  type RejectionBody,
+  type RejectionReason,
+  type RequestPolicy,
+  type VerdictWriter,
+  writeVerdict,
+} from './verdict'

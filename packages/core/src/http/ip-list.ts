@@ -1,4 +1,4 @@
-import { describe, InvalidOptionError } from '../errors'
+import { describe, InvalidOptionError } from '../util/errors'
 import { IPV4, IPV6, ParsedAddress, parseAddress } from './address'
 import { formatIPv4, networkKey } from './ip'
 

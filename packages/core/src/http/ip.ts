@@ -1,11 +1,15 @@
-import { describe, InvalidOptionError } from '../errors'
-import { IPV4, IPV6, NOT_AN_ADDRESS, ParsedAddress, parseAddress } from './address'
+import { warnOnce } from '../util/diagnostics'
+import { describe, InvalidOptionError } from '../util/errors'
+import type { Logger } from '../util/logger'
+import { type AddressKind, IPV4, IPV6, NOT_AN_ADDRESS, ParsedAddress, parseAddress } from './address'
 
 /** The key of a request without a client address, or with one that is only spaces. */
 const UNKNOWN = 'unknown'
 // An unparsable "address" (from a misconfigured proxy) still keys its requests, but cannot bloat the store keys.
 const MAX_UNPARSED_LENGTH = 64
 
+const MISSING: AddressKey = Object.freeze({ key: UNKNOWN, kind: NOT_AN_ADDRESS })
+// Scratch for the parser, read only within addressKey: nothing is handed on through it.
 const parsed = new ParsedAddress()
 // The spelling most requests arrive with, tested by a compiled regular expression, which is faster than any loop over
 // charCodeAt; the parser agrees with it (a strict dotted quad) and reads every other spelling.
@@ -29,24 +33,45 @@ const MAPPED_PREFIX = '::ffff:'
  * ipKey('2001:db8::1', 128)       // '2001:db8::1/128'
  */
 export function ipKey(address: string | undefined, ipv6Subnet: number | false = 64): string {
-  if (address === undefined) return UNKNOWN
-  if (DOTTED_QUAD.test(address)) {
-    parsed.kind = IPV4
-    return address
-  }
+  return addressKey(address, ipv6Subnet).key
+}
+
+/**
+ * A client address's key (see {@link ipKey}) and what the address was: an IPv4 or IPv6 address, or
+ * `NOT_AN_ADDRESS` (missing, blank, or text keyed as it is).
+ *
+ * @example
+ * addressKey('2001:db8::1')    // { key: '2001:db8::/64', kind: IPV6 }
+ * addressKey('not-an-address') // { key: 'not-an-address', kind: NOT_AN_ADDRESS }
+ */
+export interface AddressKey {
+  readonly key: string
+  readonly kind: AddressKind
+}
+
+/**
+ * {@link ipKey} with the kind of address it found, so a caller that warns about what is not an address needs no
+ * second look at it.
+ *
+ * @example
+ * const { key, kind } = addressKey(req.ip, 64)
+ * if (kind === NOT_AN_ADDRESS) console.warn(`keyed as it is: ${key}`)
+ */
+export function addressKey(address: string | undefined, ipv6Subnet: number | false = 64): AddressKey {
+  if (address === undefined) return MISSING
+  if (DOTTED_QUAD.test(address)) return { key: address, kind: IPV4 }
   // What a dual-stack socket reports for an IPv4 client.
   if (address.startsWith(MAPPED_PREFIX)) {
     const tail = address.slice(MAPPED_PREFIX.length)
-    if (DOTTED_QUAD.test(tail)) {
-      parsed.kind = IPV4
-      return tail
-    }
+    if (DOTTED_QUAD.test(tail)) return { key: tail, kind: IPV4 }
   }
   const kind = parseAddress(address, parsed)
-  if (kind === IPV4) return parsed.decorated || parsed.mapped ? formatIPv4(parsed.words[0]!) : address
-  if (kind === IPV6) return networkKey(parsed.words, ipv6Subnet === false ? 128 : ipv6Subnet)
+  if (kind === IPV4) {
+    return { key: parsed.decorated || parsed.mapped ? formatIPv4(parsed.words[0]!) : address, kind }
+  }
+  if (kind === IPV6) return { key: networkKey(parsed.words, ipv6Subnet === false ? 128 : ipv6Subnet), kind }
   const text = address.trim()
-  return text === '' ? UNKNOWN : text.slice(0, MAX_UNPARSED_LENGTH)
+  return text === '' ? MISSING : { key: text.slice(0, MAX_UNPARSED_LENGTH), kind: NOT_AN_ADDRESS }
 }
 
 /**
@@ -80,14 +105,13 @@ export function clientIpKey(address: string | undefined, options?: IpKeyOptions)
 }
 
 /** Where a limiter reports an address it cannot count as given. */
-export interface AddressWarnings {
-  warn(message: string): void
-}
+export type AddressWarnings = Pick<Logger, 'warn'>
 
 /**
  * {@link ipKey} for one limiter, warning once (each) when the framework reports no client address (all such
  * requests then share the key `'unknown'`) or one that is not an IP address (keyed as it is): either means the
- * limit does not count clients the way the developer thinks.
+ * limit does not count clients the way the developer thinks. See SLUICE_NO_CLIENT_ADDRESS and SLUICE_NOT_AN_ADDRESS
+ * in docs/diagnostics.md.
  *
  * @example
  * const keyOf = ipKeyFor(64, console)
@@ -97,19 +121,22 @@ export function ipKeyFor(ipv6Subnet: number | false, logger: AddressWarnings): (
   let warnedMissing = false
   let warnedMalformed = false
   return function clientKey(address) {
-    const key = ipKey(address, ipv6Subnet)
-    // ipKey leaves in `parsed.kind` what it found, so the common case costs no second look at the address.
-    if (address !== undefined && parsed.kind !== NOT_AN_ADDRESS) return key
+    const { key, kind } = addressKey(address, ipv6Subnet)
+    if (kind !== NOT_AN_ADDRESS) return key
     if (address === undefined || address.trim() === '') {
       if (warnedMissing) return key
       warnedMissing = true
-      logger.warn(
+      warnOnce(
+        logger,
+        'SLUICE_NO_CLIENT_ADDRESS',
         'sluice: a request came without a client address (its connection may have closed already); requests ' +
           `without one share the key "${UNKNOWN}". Give \`key\` if your server does not report addresses.`,
       )
     } else if (!warnedMalformed) {
       warnedMalformed = true
-      logger.warn(
+      warnOnce(
+        logger,
+        'SLUICE_NOT_AN_ADDRESS',
         `sluice: the client address ${JSON.stringify(key)} is not an IP address, so it is used as the key as it ` +
           'is. Check what the proxy in front of this server sends in X-Forwarded-For.',
       )

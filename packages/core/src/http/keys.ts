@@ -1,6 +1,7 @@
-import { isCost } from '../checks'
-import { describe } from '../errors'
-import type { Logger } from '../logger'
+import { isCost } from '../util/checks'
+import { warnOnce } from '../util/diagnostics'
+import { describe } from '../util/errors'
+import type { Logger } from '../util/logger'
 import { ipKeyFor } from './ip'
 import type { HttpSettings } from './options'
 
@@ -23,12 +24,19 @@ export interface RequestFacts {
    * A function, since it is asked only when the header is there (Express computes it anew on every read).
    */
   trustsProxy(): boolean
+  /**
+   * Whether the framework trusts every proxy in front of it (Express `trust proxy` true, Koa `app.proxy` without
+   * `maxIpsCount`, Fastify `trustProxy: true`): it then takes the left-most X-Forwarded-For entry, which the client
+   * writes. Asked once per limiter, at the first request whose header lists several addresses.
+   */
+  trustsEveryProxy?(): boolean
 }
 
 /**
  * The client-IP key of a request (the framework's proxy-aware address, IPv6 per `ipv6Subnet`), for every limiter
- * that keys by IP (`rateLimit`, `concurrencyLimit`). When a request comes with an X-Forwarded-For the framework does
- * not trust, one warning per limiter says so.
+ * that keys by IP (`rateLimit`, `concurrencyLimit`). A request with an X-Forwarded-For the framework does not trust
+ * (SLUICE_FORWARDED_UNTRUSTED), or one through several proxies that the framework all trusts
+ * (SLUICE_PERMISSIVE_TRUST_PROXY), is warned of once (see docs/diagnostics.md).
  *
  * @example
  * const clientKeyOf = clientKeys(64, console)
@@ -36,16 +44,35 @@ export interface RequestFacts {
  */
 export function clientKeys(ipv6Subnet: number | false, logger: Logger): (facts: RequestFacts) => string {
   const clientKey = ipKeyFor(ipv6Subnet, logger)
-  let warned = false
+  let checkedUntrusted = false
+  let checkedPermissive = false
   return function clientKeyOf(facts) {
-    if (!warned && facts.headers['x-forwarded-for'] !== undefined && !facts.trustsProxy()) {
-      // Once per limiter: the header is either a spoof, or a proxy the app forgot to trust (so every client
-      // behind it shares one limit). Either way the developer needs to hear it, but not on every request.
-      warned = true
-      logger.warn(
-        `sluice: ${facts.method} ${facts.path} came with X-Forwarded-For, but the framework does not trust the ` +
-          `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
-      )
+    if (checkedUntrusted && checkedPermissive) return clientKey(facts.ip)
+    const forwarded = facts.headers['x-forwarded-for']
+    if (forwarded === undefined) return clientKey(facts.ip)
+    if (!facts.trustsProxy()) {
+      if (!checkedUntrusted) {
+        // Once: the header is either a spoof, or a proxy the app forgot to trust (so every client behind it shares
+        // one limit). Either way the developer needs to hear it, but not on every request.
+        checkedUntrusted = true
+        warnOnce(
+          logger,
+          'SLUICE_FORWARDED_UNTRUSTED',
+          `sluice: ${facts.method} ${facts.path} came with X-Forwarded-For, but the framework does not trust the ` +
+            `proxy, so it is keyed by the connection's address (${facts.ip}). Behind a proxy, enable trust proxy.`,
+        )
+      }
+    } else if (!checkedPermissive && String(forwarded).includes(',')) {
+      checkedPermissive = true
+      if (facts.trustsEveryProxy?.() === true) {
+        warnOnce(
+          logger,
+          'SLUICE_PERMISSIVE_TRUST_PROXY',
+          `sluice: ${facts.method} ${facts.path} came through several proxies and the framework trusts every one, so ` +
+            `it is keyed by the left-most X-Forwarded-For address (${facts.ip}), which the client can write. Trust ` +
+            'only your own proxies (a hop count, or their addresses).',
+        )
+      }
     }
     return clientKey(facts.ip)
   }

@@ -2,9 +2,7 @@
 // widened to functions of the request (plans), a `key` per stacked rule, and the HTTP options beside them.
 import type { AlgorithmName } from '../algorithms'
 import type { CalendarPeriodName } from '../calendar'
-import type { Duration } from '../duration'
-import type { EventKeys } from '../event-types'
-import type { Logger } from '../logger'
+import type { EventKeys } from '../events/event-types'
 import type {
   BucketAlgorithmName,
   InheritedBucketRuleOptions,
@@ -13,8 +11,10 @@ import type {
   QuotaRuleOptions,
   RateBucketRuleOptions,
   WindowRuleOptions,
-} from '../options'
-import type { FailurePolicy, Store } from '../store'
+} from '../limiter/options'
+import type { FailurePolicy, Store } from '../store/store'
+import type { Duration } from '../util/duration'
+import type { Logger } from '../util/logger'
 import type { HeadersOption } from './headers'
 import type { AddressListOption } from './lists'
 import type { RequestLimit, RequestWindow } from './plans'

@@ -1,6 +1,6 @@
 // Allow and deny lists: decided before keys, cost and the store. A denied request is answered 403; an allowed one
 // skips the limiter (no count, no headers).
-import { describe, InvalidOptionError } from '../errors'
+import { describe, InvalidOptionError } from '../util/errors'
 import { compileAddressList } from './ip-list'
 
 /**

@@ -1,31 +1,21 @@
-import { checkFunction, checkObject, checkOneOf, isCost } from '../checks'
-import { describe, InvalidOptionError } from '../errors'
-import { createLimiter, type Limiter, type LimiterOptions } from '../limiter'
-import { checkLogger, type Logger } from '../logger'
-import type { LimiterFields, RuleFields } from '../options'
-import type { FailurePolicy } from '../store'
-import type { RuleLimits } from '../variants'
+import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/limiter'
+import type { LimiterFields, RuleFields } from '../limiter/options'
+import type { RuleLimits } from '../limiter/variants'
+import type { FailurePolicy } from '../store/store'
+import { checkErrorStatus, checkFunction, checkObject, checkOneOf, checkOptionNames, isCost } from '../util/checks'
+import { describe, InvalidOptionError } from '../util/errors'
+import { checkLogger, type Logger } from '../util/logger'
 import { type HeaderMode, headerModes } from './headers'
 import { checkIpv6Subnet } from './ip'
 import type { HttpCommonOptions, HttpLimitOptions, HttpRuleOptions, KeyFunction } from './limit-options'
 import { type AddressCheck, addressCheck } from './lists'
 import { limitsOf, type RulePlans, takePlans } from './plans'
+import type { ResponseEvents } from './response-end'
 
 export type { HttpLimitOptions, HttpRuleOptions, KeyFunction } from './limit-options'
 
 /** The options of `rateLimit` as the runtime checks read them, whatever shape (or JavaScript) gave them. */
 type HttpFields<Req, Res> = HttpCommonOptions<Req, Res> & RuleFields & { rules?: unknown }
-
-/**
- * The raw Node response beneath a framework's response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`): its end
- * runs `refund`.
- *
- * @example
- * const events: ResponseEvents = reply.raw
- */
-export interface ResponseEvents {
-  once(event: 'finish' | 'close', listener: () => void): unknown
-}
 
 /**
  * What an adapter tells the policy about its framework, once, when it builds the policy.
@@ -128,26 +118,13 @@ export function httpSettings<Req, Res>(
 ): HttpSettings<Req, Res> {
   const options: HttpFields<Req, Res> = limitOptions
   checkObject(options, 'options')
-  for (const name of Object.keys(options)) {
-    if (Object.hasOwn(KNOWN_OPTIONS, name)) continue
-    if (adapter.ownOptions.includes(name)) {
-      checkFunction((options as Record<string, unknown>)[name], name)
-      continue
-    }
-    const hint = RENAMED[name] === undefined ? '' : ` (use \`${RENAMED[name]}\`)`
-    throw new InvalidOptionError(name, `is not an option of rateLimit${hint}`)
-  }
+  checkOptionNames(options, [...Object.keys(KNOWN_OPTIONS), ...adapter.ownOptions], 'rateLimit', RENAMED)
+  for (const name of adapter.ownOptions) checkFunction((options as Record<string, unknown>)[name], name)
   const { cost = 1 } = options
   if (typeof cost !== 'function' && !isCost(cost)) {
     throw new InvalidOptionError('cost', `must be a positive whole number or a function (got ${describe(cost)})`)
   }
-  const statusCode = options.statusCode ?? 429
-  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
-    throw new InvalidOptionError(
-      'statusCode',
-      `must be an HTTP error status from 400 to 599 (got ${describe(statusCode)})`,
-    )
-  }
+  const statusCode = checkErrorStatus(options.statusCode, 429)
   const key = checkFunction<KeyFunction<Req>>(options.key, 'key')
   const logger = checkLogger(options.logger ?? console)
   const limiterOptions: LimiterFields = { logger }

@@ -1,11 +1,12 @@
 // Per-request limits (plans): a rule's `limit` and `window` may be functions of the request. The limiter is built
 // with placeholders in their place (so every other option is checked at construction), and each request runs on
 // `limiter.withLimits(...)` of what the functions return, which counts in the same keys.
-import { isCost } from '../checks'
-import { type Duration, parseDuration } from '../duration'
-import { describe, InvalidOptionError } from '../errors'
-import type { Limiter, RuleLimits } from '../limiter'
-import { windowCanVary } from '../variants'
+
+import type { Limiter, RuleLimits } from '../limiter/limiter'
+import { windowCanVary } from '../limiter/variants'
+import { isCost } from '../util/checks'
+import { type Duration, parseDuration } from '../util/duration'
+import { describe, InvalidOptionError } from '../util/errors'
 
 /**
  * A limit that depends on the request, for plans: a positive whole number, or a promise of one.

@@ -1,11 +1,19 @@
-import type { Decision } from '../decision'
-import { StoreKeyError, StoreUnavailableError } from '../errors'
-import type { Limiter } from '../limiter'
+import type { Decision } from '../limiter/decision'
+import type { Limiter } from '../limiter/limiter'
 import { headerWriter } from './headers'
 import { costOf, keysOf, type RequestFacts } from './keys'
 import { type HttpAdapter, type HttpLimitOptions, type HttpSettings, httpSettings } from './options'
 import { onResponseEnd } from './response-end'
-import { FORBIDDEN, type HttpVerdict, PASS_UNCOUNTED, SKIP, STORE_UNAVAILABLE, verdictOf } from './verdict'
+import { storeOutage } from './store-outage'
+import {
+  FORBIDDEN,
+  type LimitVerdict,
+  PASS_UNCOUNTED,
+  type RequestPolicy,
+  SKIP,
+  STORE_UNAVAILABLE,
+  verdictOf,
+} from './verdict'
 
 /**
  * The HTTP policy of one `rateLimit`, built once at construction; `handle` runs per request.
@@ -14,10 +22,10 @@ import { FORBIDDEN, type HttpVerdict, PASS_UNCOUNTED, SKIP, STORE_UNAVAILABLE, v
  * const policy: HttpPolicy<Request, Response> = createHttpPolicy({ limit: 100, window: '1m' }, express)
  * await policy.limiter.reset('192.0.2.1')
  */
-export interface HttpPolicy<Req, Res> {
+export interface HttpPolicy<Req, Res> extends RequestPolicy<Req, Res> {
   /** The limiter (with a `limit` or `window` function, its rules show placeholders: 1, and 1 s). */
   readonly limiter: Limiter
-  handle(req: Req, res: Res, facts: RequestFacts): Promise<HttpVerdict>
+  handle(req: Req, res: Res, facts: RequestFacts): Promise<LimitVerdict>
   /** The keys the limiter counts a request under, one per rule (allow and deny lists and `skip` aside). */
   keysOf(req: Req, facts: RequestFacts): Promise<string[]>
   /** The limiter of a request: the limiter itself, or its variant for the request's `limit` and `window`. */
@@ -45,7 +53,7 @@ export function createHttpPolicy<Req, Res>(
   const { limiter, skip, limitsOf, allowList, denyList } = settings
   const keys = keysOf(settings)
   const cost = costOf(settings)
-  const outage = storeOutage(settings)
+  const outage = storeOutage('rate-limit', settings.onError, settings.logger)
   const refundAfter = refunder(settings)
   const verdictSettings = {
     headerModes: settings.headerModes,
@@ -80,7 +88,7 @@ export function createHttpPolicy<Req, Res>(
       try {
         decision = await requestLimiter.consume(requestKeys, requestCost)
       } catch (error) {
-        return outage.failed(error)
+        return outage.failed(error) ? PASS_UNCOUNTED : STORE_UNAVAILABLE
       }
       outage.answered()
       if (decision.allowed) refundAfter(req, res, requestKeys, requestCost, requestLimiter)
@@ -91,30 +99,6 @@ export function createHttpPolicy<Req, Res>(
     },
     async limiterOf(req) {
       return limiterOf(req)
-    },
-  }
-}
-
-/** Answers a store failure by `onError`, and logs it once per outage: a down store would otherwise log per request. */
-function storeOutage<Req, Res>({ logger, onError }: HttpSettings<Req, Res>) {
-  let failing = false
-  return {
-    failed(error: unknown): HttpVerdict {
-      // A StoreUnavailableError is a store that chose to fail closed: 503 whatever onError says.
-      const open = onError === 'open' && !(error instanceof StoreUnavailableError)
-      // One key's unusable state is no outage: the store logged it once for that key, and other keys are fine.
-      if (error instanceof StoreKeyError) return open ? PASS_UNCOUNTED : STORE_UNAVAILABLE
-      if (!failing) {
-        failing = true
-        logger.error(
-          `sluice: the rate-limit store failed; until it answers, requests are ${open ? 'admitted uncounted' : 'answered 503'}`,
-          error,
-        )
-      }
-      return open ? PASS_UNCOUNTED : STORE_UNAVAILABLE
-    },
-    answered(): void {
-      failing = false
     },
   }
 }

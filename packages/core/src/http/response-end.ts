@@ -1,4 +1,13 @@
-import type { ResponseEvents } from './options'
+/**
+ * The raw Node response beneath a framework's response (Express `res`, Koa `ctx.res`, Fastify `reply.raw`): its end
+ * runs `refund` and gives back the slots of the protection policies.
+ *
+ * @example
+ * const events: ResponseEvents = reply.raw
+ */
+export interface ResponseEvents {
+  once(event: 'finish' | 'close', listener: () => void): unknown
+}
 
 /**
  * What every Sluice middleware on one response waits for, kept once per response: the callbacks to run when it
@@ -38,4 +47,40 @@ export function onResponseEnd(raw: ResponseEvents, callback: () => void): void {
   }
   if (end.ended) callback()
   else end.callbacks.push(callback)
+}
+
+/**
+ * The raw Node response as the protection policies watch it: its end releases the request's slot. `closed` is
+ * Node's `writable.closed`, true once the connection has closed.
+ *
+ * @example
+ * const raw: ResponseLifecycle = res // Express; ctx.res in Koa, reply.raw in Fastify
+ */
+export interface ResponseLifecycle extends ResponseEvents {
+  readonly closed?: boolean
+}
+
+/**
+ * Calls `release` exactly once, when the response finishes or the connection closes (a client that aborts
+ * included), whichever comes first. Watching starts before any await, so an abort during the decision is seen; if
+ * the connection had closed before, `release` runs at once. One listener pair per response serves every Sluice
+ * middleware on it (see `onResponseEnd` above).
+ */
+export function releaseAtEnd(raw: ResponseLifecycle): { set(release: () => void): void } {
+  let ended = raw.closed === true
+  let release: (() => void) | undefined
+  // Once ended, `release` stays undefined (set() runs a late one at once), so a second event finds nothing to run.
+  const end = () => {
+    ended = true
+    const run = release
+    release = undefined
+    run?.()
+  }
+  onResponseEnd(raw, end)
+  return {
+    set(next) {
+      if (ended) next()
+      else release = next
+    },
+  }
 }

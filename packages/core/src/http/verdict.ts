@@ -1,5 +1,6 @@
-import type { Decision } from '../decision'
+import type { Decision } from '../limiter/decision'
 import { type HeaderList, type HeaderMode, NO_STORE, retryAfterSeconds } from './headers'
+import type { RequestFacts } from './keys'
 import { responseHeaders } from './response-headers'
 
 /**
@@ -17,8 +18,12 @@ export interface RejectionBody {
   readonly limit?: number
 }
 
+/** Why a request was answered at once; the shedder's and the concurrency limits' refusals name none. */
+export type RejectionReason = 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable' | 'forbidden'
+
 /**
- * What the adapter does with a request. `headers` go on the response either way.
+ * What the adapter does with a request, the one answer of every HTTP policy of the core (rate limits, concurrency
+ * limits, the shedder). `headers` go on the response either way.
  *
  * @example
  * const verdict: HttpVerdict = await policy.handle(req, res, facts)
@@ -28,21 +33,47 @@ export type HttpVerdict =
   | { readonly action: 'skip' }
   | {
       readonly action: 'pass'
-      /** Undefined when the store failed and `onError` is 'open'. */
-      readonly decision: Decision | undefined
-      readonly headers: HeaderList
+      /** The rate limit's decision; undefined when the store failed and `onError` is 'open', and for protection. */
+      readonly decision?: Decision | undefined
+      readonly headers?: HeaderList
     }
   | {
       readonly action: 'reject'
       /** 'rate-limited' is the one a custom `onRejected` answers; 'forbidden' is the `denyList`'s. */
-      readonly reason: 'rate-limited' | 'cost-exceeds-capacity' | 'store-unavailable' | 'forbidden'
+      readonly reason?: RejectionReason
       readonly status: number
-      readonly decision: Decision | undefined
+      readonly decision?: Decision | undefined
       readonly headers: HeaderList
       readonly body: RejectionBody
-      /** `body` as JSON text, what the adapters send (`application/json; charset=utf-8`). */
-      readonly json: string
+      /** `body` as JSON text when the policy made it (`application/json; charset=utf-8`); else it is made at writing. */
+      readonly json?: string
     }
+
+/**
+ * The verdicts of a rate limit (`createHttpPolicy`): its rejections always name their reason and carry their JSON.
+ *
+ * @example
+ * const verdict: LimitVerdict = await policy.handle(req, res, facts)
+ * if (verdict.action === 'reject') res.end(verdict.json)
+ */
+export type LimitVerdict =
+  | Exclude<HttpVerdict, { readonly action: 'reject' }>
+  | (Extract<HttpVerdict, { readonly action: 'reject' }> & { readonly reason: RejectionReason; readonly json: string })
+
+/**
+ * What an adapter sees of a core HTTP policy: one request in, one verdict out, with the framework's request, its
+ * response (the one the policy's events are read on) and the request's facts. The shedder reads no facts.
+ *
+ * @example
+ * const policy: RequestPolicy<Request, Response> = createConcurrencyPolicy({ limit: 10 })
+ * const verdict = await policy.handle(req, res, factsOf(req))
+ */
+export interface RequestPolicy<Req, Res> {
+  handle(req: Req, res: Res, facts: RequestFacts): HttpVerdict | Promise<HttpVerdict>
+}
+
+/** A request the protection let through: on, with nothing to write. */
+export const PASS: HttpVerdict = Object.freeze({ action: 'pass' })
 
 /**
  * The status of a request whose cost can never fit (above the capacity of a rule): 413 Content Too Large, since
@@ -61,13 +92,13 @@ const RATE_LIMITED_JSON = '{"error":"rate limit exceeded","retryAfter":'
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 /** A skipped request: no count, no headers. */
-export const SKIP: HttpVerdict = Object.freeze({ action: 'skip' })
+export const SKIP: LimitVerdict = Object.freeze({ action: 'skip' })
 
 /** A store that failed under `onError: 'open'`: the request goes on, uncounted. */
-export const PASS_UNCOUNTED: HttpVerdict = Object.freeze({ action: 'pass', decision: undefined, headers: [] })
+export const PASS_UNCOUNTED: LimitVerdict = Object.freeze({ action: 'pass', decision: undefined, headers: [] })
 
 /** A store that could not decide: 503, so the client is told to come back, not that it is over its limit. */
-export const STORE_UNAVAILABLE: HttpVerdict = Object.freeze({
+export const STORE_UNAVAILABLE: LimitVerdict = Object.freeze({
   action: 'reject',
   reason: 'store-unavailable',
   status: 503,
@@ -88,7 +119,7 @@ export interface VerdictSettings {
  * A request on the `denyList`: 403, decided before the limiter, so without rate-limit headers. RFC 9111 s5.2.2.5:
  * no-store, since a shared cache must not answer other clients with this client's refusal.
  */
-export const FORBIDDEN: HttpVerdict = Object.freeze({
+export const FORBIDDEN: LimitVerdict = Object.freeze({
   action: 'reject',
   reason: 'forbidden',
   status: 403,
@@ -102,7 +133,7 @@ export const FORBIDDEN: HttpVerdict = Object.freeze({
  * The verdict on a decision: on with its headers, or the rejection the decision calls for. `response` is the raw
  * response: the headers describe every limiter it has passed (see `responseHeaders`).
  */
-export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings, response: object): HttpVerdict {
+export function verdictOf(decision: Decision, cost: number, settings: VerdictSettings, response: object): LimitVerdict {
   const headers = responseHeaders(response, decision, settings.headerModes, settings.writeHeaders, settings.clock())
   if (decision.allowed) return { action: 'pass', decision, headers }
   if (decision.costExceedsCapacity) {
@@ -167,10 +198,10 @@ export interface VerdictWriter<T> {
 export function writeVerdict<T>(verdict: HttpVerdict, writer: VerdictWriter<T>): T {
   if (verdict.action === 'skip') return writer.next()
   if (verdict.decision !== undefined) writer.decision(verdict.decision)
-  for (const [name, value] of verdict.headers) writer.header(name, value)
+  if (verdict.headers !== undefined) for (const [name, value] of verdict.headers) writer.header(name, value)
   if (verdict.action === 'pass') return writer.next()
   if (writer.rejected !== undefined && verdict.reason === 'rate-limited' && verdict.decision !== undefined) {
     return writer.rejected(verdict.decision)
   }
-  return writer.send(verdict.status, verdict.body, verdict.json)
+  return writer.send(verdict.status, verdict.body, verdict.json ?? JSON.stringify(verdict.body))
 }

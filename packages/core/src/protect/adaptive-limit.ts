@@ -1,5 +1,5 @@
-import { checkObject, checkOptionNames, checkWholeNumber } from '../checks'
-import { describe, InvalidOptionError } from '../errors'
+import { checkObject, checkOptionNames, checkWholeNumber } from '../util/checks'
+import { describe, InvalidOptionError } from '../util/errors'
 
 /**
  * Options of the adaptive in-flight ceiling (`adaptive: true` takes every default).

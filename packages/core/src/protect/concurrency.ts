@@ -1,7 +1,7 @@
-import { checkDuration, checkObject, checkOptionNames, checkWholeNumber } from '../checks'
-import type { Duration } from '../duration'
-import { describe, InvalidOptionError } from '../errors'
 import { randomId } from '../runtime/builtins'
+import { checkDuration, checkObject, checkOptionNames, checkWholeNumber } from '../util/checks'
+import type { Duration } from '../util/duration'
+import { describe, InvalidOptionError } from '../util/errors'
 import { type LeaseScope, type LeaseStore, MemoryLeaseStore } from './lease-table'
 import { checkTimers, realTimers, type Timers } from './timers'
 

@@ -6,12 +6,6 @@ export {
   type Slot,
 } from './concurrency'
 export {
-  createConcurrencyPolicy,
-  type HttpConcurrencyOptions,
-  type HttpConcurrencyPolicy,
-} from './concurrency-policy'
-export { type ProtectVerdict, type ResponseLifecycle, releaseAtEnd } from './http-verdict'
-export {
   acquireLeases,
   type LeaseOutcome,
   type LeaseScope,
@@ -21,7 +15,6 @@ export {
   renewLeases,
 } from './lease-table'
 export { PRIORITIES, type Priority } from './priority'
-export { createShedPolicy, type HttpShedOptions, type HttpShedPolicy, type ShedEvent } from './shed-policy'
 export {
   type AdmissionRequest,
   createShedder,

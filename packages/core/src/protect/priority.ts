@@ -1,4 +1,4 @@
-import { describe } from '../errors'
+import { describe } from '../util/errors'
 
 /**
  * How much a request matters when the service cannot serve everything, after the criticality levels of Google's

@@ -1,6 +1,6 @@
-import { describe, InvalidOptionError } from '../errors'
-import { LongTimeout, MAX_TIMER_MS } from '../long-timeout'
 import { unrefTimer } from '../runtime/builtins'
+import { describe, InvalidOptionError } from '../util/errors'
+import { LongTimeout, MAX_TIMER_MS } from '../util/long-timeout'
 
 /**
  * The time source of the service-protection parts: a monotonic clock in milliseconds and one-shot timers. The
