@@ -1,3 +1,4 @@
+import { keyHash } from '../events/key-hash'
 import { warnOnce } from '../util/diagnostics'
 import { describe, InvalidOptionError } from '../util/errors'
 import type { Logger } from '../util/logger'
@@ -137,8 +138,10 @@ export function ipKeyFor(ipv6Subnet: number | false, logger: AddressWarnings): (
       warnOnce(
         logger,
         'SLUICE_NOT_AN_ADDRESS',
-        `sluice: the client address ${JSON.stringify(key)} is not an IP address, so it is used as the key as it ` +
-          'is. Check what the proxy in front of this server sends in X-Forwarded-For.',
+        // The value is the key, and keys leave the process hashed (issue 25 item 7): a header a client wrote can
+        // carry anything, a token included. keyHash(value) of a suspect finds it.
+        `sluice: a client address (key hash ${keyHash(key)}, ${key.length} characters) is not an IP address, so it ` +
+          'is used as the key as it is. Check what the proxy in front of this server sends in X-Forwarded-For.',
       )
     }
     return key

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { freezeDate } from '../../../../scripts/frozen-date'
+import { keyHash } from '../../src/events/key-hash'
 import { checkIpv6Subnet, clientIpKey, ipKeyFor } from '../../src/http/ip'
 import { createHttpPolicy, ipKey } from '../../src/internal-index'
 import { InvalidOptionError } from '../../src/util/errors'
@@ -178,12 +179,13 @@ describe('ipKey', () => {
     expect(warnings).toHaveLength(1)
   })
 
-  it('warns once when an address is not an IP address, naming it', () => {
+  it('warns once when an address is not an IP address, naming it by its key hash, never raw', () => {
     const warnings: string[] = []
     const keyOf = ipKeyFor(64, { warn: (message) => warnings.push(message) })
-    expect(keyOf('_hidden')).toBe('_hidden')
+    expect(keyOf('apikey:sk_live_hidden')).toBe('apikey:sk_live_hidden')
     expect(keyOf('_other')).toBe('_other')
-    expect(warnings).toEqual([expect.stringContaining('"_hidden" is not an IP address')])
+    expect(warnings).toEqual([expect.stringContaining(`key hash ${keyHash('apikey:sk_live_hidden')}, 21 characters`)])
+    expect(warnings[0]).not.toContain('sk_live')
     expect(warnings[0]).toContain('X-Forwarded-For')
     keyOf(undefined)
     expect(warnings).toHaveLength(2)
@@ -200,7 +202,9 @@ describe('ipKey', () => {
     const warnings: string[] = []
     const keyOf = ipKeyFor(64, { warn: (message) => warnings.push(message) })
     expect(keyOf('unknown')).toBe('unknown')
-    expect(warnings).toEqual([expect.stringContaining('"unknown" is not an IP address')])
+    expect(warnings).toEqual([
+      expect.stringContaining(`key hash ${keyHash('unknown')}, 7 characters) is not an IP address`),
+    ])
   })
 
   it('keys an address next to ::ffff:0:0/96 as IPv6, not as the IPv4 address written in it', () => {
