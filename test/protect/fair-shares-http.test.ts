@@ -7,7 +7,7 @@
 // one: the targets (every small tenant 99% served within 2 s, goodput 95/s) are measured on virtual time, which the
 // event loop's delays do not move. Before the fix the small tenants' in-step queues were judged standing after
 // 100 ms and shed: 33% of them served.
-import { Agent, createServer, request, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Shedder, ShedderOptions } from '@sluice/core'
 import { shedLoad as expressShedLoad } from '@sluice/express'
@@ -17,15 +17,9 @@ import express from 'express'
 import Fastify from 'fastify'
 import Koa from 'koa'
 import { seededRandom, VirtualTime } from '../../examples/overload/virtual-time'
+import { type Sent, tenantRequests } from './tenant-requests'
 
 jest.setTimeout(180_000)
-
-interface Sent {
-  readonly tenant: string
-  readonly arrivedAt: number
-  status?: number
-  answeredAt?: number
-}
 
 const SECONDS = 6
 const FROM_MS = 1000
@@ -119,22 +113,7 @@ test.each(cases)(
     })
     const { shedder } = served
     const { port } = served.server.address() as AddressInfo
-    const agent = new Agent({ keepAlive: true, maxSockets: 256 })
-    const sent: Sent[] = []
-    let answered = 0
-    const send = (tenant: string) => {
-      const record: Sent = { tenant, arrivedAt: time.now() }
-      sent.push(record)
-      const req = request({ host: '127.0.0.1', port, path: '/', agent, headers: { 'x-tenant': tenant } }, (res) => {
-        res.resume()
-        res.on('end', () => {
-          record.status = res.statusCode ?? 0
-          record.answeredAt = time.now()
-          answered++
-        })
-      })
-      req.end()
-    }
+    const { send, sent, answered, close } = tenantRequests(port, time, 256)
     try {
       const random = seededRandom(7)
       for (let at = 0; at < SECONDS * 1000; at += (-Math.log(1 - random()) * 1000) / 200) time.at(at, () => send('big'))
@@ -153,10 +132,10 @@ test.each(cases)(
         }
       }
       // Settled: every request not answered yet is in the handler or in line, and every finished one gave its slot back.
-      const settled = () => sent.length - answered === inHandler + shedder.waiting && shedder.inFlight === inHandler
+      const settled = () => sent.length - answered() === inHandler + shedder.waiting && shedder.inFlight === inHandler
       await time.runUntilSettled(SECONDS * 1000 + 2000, () => !settled())
     } finally {
-      agent.destroy()
+      close()
       await served.close()
     }
     const measured = sent.filter((r) => r.arrivedAt >= FROM_MS && r.arrivedAt < SECONDS * 1000)

@@ -6,20 +6,14 @@
 // every request sent has reached its place, so the latencies the ceiling learns are those of the scenario, not of
 // a busy machine's event loop. Before the ceiling weighed its samples by slot time, the pulses set a near-zero
 // baseline and every ordinary window after it cut the ceiling, down to 1 (simulation: 47% to 55% served).
-import { Agent, createServer, request, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { rateLimit, shedLoad } from '@sluice/express'
 import express from 'express'
 import { seededRandom, VirtualTime } from '../../examples/overload/virtual-time'
+import { type Sent, tenantRequests } from './tenant-requests'
 
 jest.setTimeout(180_000)
-
-interface Sent {
-  readonly tenant: string
-  readonly arrivedAt: number
-  status?: number
-  answeredAt?: number
-}
 
 const SECONDS = 6
 const FROM_MS = 2000
@@ -63,23 +57,8 @@ async function run(adaptive: boolean) {
   const server: Server = createServer(app)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
-  const agent = new Agent({ keepAlive: true, maxSockets: 512 })
-  const sent: Sent[] = []
-  let answered = 0
+  const { send, sent, answered, close } = tenantRequests(port, time, 512)
   let lowestCeiling = Number.POSITIVE_INFINITY
-  const send = (tenant: string) => {
-    const record: Sent = { tenant, arrivedAt: time.now() }
-    sent.push(record)
-    const req = request({ host: '127.0.0.1', port, path: '/', agent, headers: { 'x-tenant': tenant } }, (res) => {
-      res.resume()
-      res.on('end', () => {
-        record.status = res.statusCode ?? 0
-        record.answeredAt = time.now()
-        answered++
-      })
-    })
-    req.end()
-  }
   try {
     const random = seededRandom(11)
     for (let at = 0; at < SECONDS * 1000; at += (-Math.log(1 - random()) * 1000) / 400) time.at(at, () => send('app'))
@@ -90,11 +69,11 @@ async function run(adaptive: boolean) {
     }
     const settled = () => {
       if (time.now() >= FROM_MS) lowestCeiling = Math.min(lowestCeiling, shed.shedder.limit)
-      return sent.length - answered === inHandler + shed.shedder.waiting && shed.shedder.inFlight === inHandler
+      return sent.length - answered() === inHandler + shed.shedder.waiting && shed.shedder.inFlight === inHandler
     }
     await time.runUntilSettled(SECONDS * 1000 + 2000, () => !settled())
   } finally {
-    agent.destroy()
+    close()
     server.closeAllConnections()
     await new Promise<void>((resolve) => server.close(() => resolve()))
   }
