@@ -17,8 +17,24 @@ export const FROZEN_AT = 1_799_971_200_000
  */
 export function freezeDate(at: number = FROZEN_AT): void {
   // At once, not in a beforeAll: a store takes its clock when it is made, and a file may make its limiters at load.
+  fakeDateOnly(at)
+  afterAll(() => {
+    jest.useRealTimers()
+  })
+}
+
+/**
+ * Fakes `Date` alone, at `now`, until `jest.useRealTimers()`: timers, `process.nextTick`, `setImmediate` and
+ * `performance` stay real. {@link freezeDate} does this for a whole file; a suite that freezes per test calls it itself
+ * and moves the instant with `jest.setSystemTime`.
+ *
+ * @example
+ * beforeEach(() => fakeDateOnly(Date.UTC(2026, 11, 2, 9, 30)))
+ * afterEach(() => jest.useRealTimers())
+ */
+export function fakeDateOnly(now: number): void {
   jest.useFakeTimers({
-    now: at,
+    now,
     doNotFake: [
       'hrtime',
       'nextTick',
@@ -35,8 +51,5 @@ export function freezeDate(at: number = FROZEN_AT): void {
       'setTimeout',
       'clearTimeout',
     ],
-  })
-  afterAll(() => {
-    jest.useRealTimers()
   })
 }

@@ -9,6 +9,7 @@ import express from 'express'
 import { rateLimit as erlRateLimit } from 'express-rate-limit'
 import express4 from 'express4'
 import supertest from 'supertest'
+import { fakeDateOnly } from '../../scripts/frozen-date'
 
 type Flavor = typeof express
 
@@ -96,21 +97,7 @@ async function send(app: express.Express, step: Step): Promise<Seen> {
 const START = Date.UTC(2026, 11, 2, 9, 30, 0, 250)
 
 function freeze(): void {
-  jest.useFakeTimers({
-    now: START,
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  })
+  fakeDateOnly(START)
 }
 
 afterEach(() => jest.useRealTimers())

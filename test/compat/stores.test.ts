@@ -12,6 +12,7 @@ import Redis from 'ioredis'
 import { RedisStore as ErlRedisStore, type RedisReply } from 'rate-limit-redis'
 import supertest from 'supertest'
 import { createApp as afterCompat } from '../../examples/migration/express-rate-limit/after-compat'
+import { fakeDateOnly } from '../../scripts/frozen-date'
 import { recommendedClient } from '../../scripts/redis-clients'
 import { startRedis } from '../../scripts/redis-server'
 import { privateRedis } from '../../scripts/redis-suite'
@@ -61,21 +62,7 @@ async function listen(handler: express.Express): Promise<supertest.Agent> {
 // Only Date stands still (sockets, timers and Redis run as usual), so that the instant each limiter computes its
 // headers at is known: a reset in the headers is then the seconds from it to the resetTime on the request.
 beforeEach(() => {
-  jest.useFakeTimers({
-    now: Date.UTC(2026, 11, 2, 9, 30, 0, 250),
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  })
+  fakeDateOnly(Date.UTC(2026, 11, 2, 9, 30, 0, 250))
 })
 afterEach(() => jest.useRealTimers())
 

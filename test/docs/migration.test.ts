@@ -14,6 +14,7 @@ import { createApp as expressAfter } from '../../examples/migration/express-rate
 import { createApp as fastifyAfter } from '../../examples/migration/fastify-rate-limit/after'
 import { createApp as koaAfter } from '../../examples/migration/koa-ratelimit/after'
 import { createApp as flexibleAfter } from '../../examples/migration/rate-limiter-flexible/after'
+import { fakeDateOnly } from '../../scripts/frozen-date'
 
 /**
  * A peer's "before" app. They are loaded by path, and type-checked in a program of their own
@@ -36,21 +37,7 @@ afterEach(async () => {
 /** Freezes Date at the first instant of a window of `windowMs` from now on, and returns that instant. */
 function freezeAtWindowStart(windowMs: number): number {
   const now = Math.ceil(Date.now() / windowMs) * windowMs
-  jest.useFakeTimers({
-    now,
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  })
+  fakeDateOnly(now)
   return now
 }
 
