@@ -66,6 +66,8 @@ export class RedisBinding implements BoundStore {
     const rejectionKey = redisKeys.length === 1 ? (redisKeys[0] as string) : redisKeys.join('')
     const known = shared.shortCircuit.known(rejectionKey, cost, this)
     if (known !== undefined) {
+      // A request answered here is still a request: a node that is away gets its due probe.
+      shared.nodes.tick()
       if (trace !== undefined) trace.source = 'short-circuit'
       return decisionOf(rules, known, cost)
     }

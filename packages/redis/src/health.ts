@@ -47,6 +47,8 @@ export interface NodeOptions {
   readonly probe: (key: string) => Promise<unknown>
   /** After the node stopped answering: on a Cluster, learn the slot map again (a replica may have taken over). */
   readonly refresh: () => void
+  /** Where the client now sends `key`: on a Cluster, the address of its slot's master (a failover changes it). */
+  readonly route: (key: string) => string | undefined
   /** The local stand-in of `onError: 'local'`, made when first needed; undefined under other policies. */
   readonly newLocal: (() => MemoryStore) | undefined
   /** Told when an outage starts and when it ends. */
@@ -72,7 +74,12 @@ export class NodeHealth {
   private outageSince = 0
   private probeKey = ''
   private nextProbeAt = 0
+  /** The probe last sent, and the outage it was sent in: a probe's answer concerns the outage it was sent in only. */
+  private probeSeq = 0
+  private outageSeq = 0
+  /** Whether the probe last sent is still waiting, and where the client sent it. */
   private probing = false
+  private probeRoute: string | undefined
   private local: MemoryStore | undefined
   private readonly localBindings = new WeakMap<readonly CompiledRule[], BoundStore>()
 
@@ -96,22 +103,47 @@ export class NodeHealth {
     }
   }
 
-  /** Sends a probe when one is due: during an outage, while requests arrive for this node or for any other. */
+  /**
+   * Sends a probe when one is due: during an outage, while requests arrive for this node or for any other. A probe can
+   * wait on a node that hangs (stopped, not refusing) for as long as its deadline allows, up to the backstop on a
+   * starved instance; meanwhile a replica may take its slots over. So while a probe waits, the slot map is asked for
+   * again every `probeIntervalMs`, and once the client sends the slot elsewhere a new probe goes there: the first
+   * answered ends the outage.
+   */
   tick(): void {
-    if (this.outage === undefined || this.probing || performance.now() < this.nextProbeAt) return
+    if (this.outage === undefined) return
+    const now = performance.now()
+    if (now < this.nextProbeAt) return
+    const { probeIntervalMs, route, refresh } = this.options
+    if (this.probing && route(this.probeKey) === this.probeRoute) {
+      this.nextProbeAt = now + probeIntervalMs
+      refresh()
+      return
+    }
+    this.sendProbe()
+  }
+
+  private sendProbe(): void {
+    const { probe, probeIntervalMs, route, refresh } = this.options
+    const seq = ++this.probeSeq
+    const outageSeq = this.outageSeq
     this.probing = true
+    this.probeRoute = route(this.probeKey)
+    this.nextProbeAt = performance.now() + probeIntervalMs
     this.deadlines
-      .run(() => this.options.probe(this.probeKey))
+      .run(() => probe(this.probeKey))
       .then(
         () => {
-          this.probing = false
-          this.recovered()
+          if (seq === this.probeSeq) this.probing = false
+          if (outageSeq === this.outageSeq) this.recovered()
         },
         (error: unknown) => {
+          // A probe overtaken by a newer one says nothing the newer one will not.
+          if (seq !== this.probeSeq) return
           this.probing = false
           if (this.outage !== undefined) this.outage = new Unanswered(this, error)
-          this.nextProbeAt = performance.now() + this.options.probeIntervalMs
-          this.options.refresh()
+          this.nextProbeAt = performance.now() + probeIntervalMs
+          refresh()
         },
       )
   }
@@ -148,6 +180,7 @@ export class NodeHealth {
     const { label, inCluster, probeIntervalMs, logger, duringOutage } = this.options
     const unanswered = new Unanswered(this, error)
     this.outage = unanswered
+    this.outageSeq++
     this.outageSince = performance.now()
     this.probeKey = key
     this.nextProbeAt = this.outageSince + probeIntervalMs

@@ -6,7 +6,7 @@ import { keySlot } from './slot'
 export type NodeMap = Pick<StoreClient, 'isCluster' | 'masterOf' | 'refreshSlots'>
 
 /** The options every node shares; each node adds its label and the hooks of this map. */
-export type SharedNodeOptions = Omit<NodeOptions, 'label' | 'inCluster' | 'refresh' | 'onAway' | 'onBack'>
+export type SharedNodeOptions = Omit<NodeOptions, 'label' | 'inCluster' | 'refresh' | 'route' | 'onAway' | 'onBack'>
 
 // Before the first slot map arrives a Cluster client has no address for any slot.
 const NO_SLOT_MAP = 'not yet mapped'
@@ -34,10 +34,9 @@ export class Nodes {
 
   /** The node that serves `redisKey`; sends the probes that are due, for every node that is away. */
   forKey(redisKey: string): NodeHealth {
-    // A failed master's keys may now live elsewhere, so its probe cannot wait for requests to map to it.
-    if (this.away.size > 0) for (const node of this.away) node.tick()
+    this.tick()
     if (this.single !== undefined) return this.single
-    const address = this.client.masterOf(keySlot(redisKey)) ?? NO_SLOT_MAP
+    const address = this.addressOf(redisKey)
     let node = this.byAddress.get(address)
     if (node === undefined) {
       node = this.create(`Redis Cluster node ${address}`, true)
@@ -46,9 +45,22 @@ export class Nodes {
     return node
   }
 
+  /**
+   * Sends the probes that are due, for every node that is away: on every request, including those answered without a
+   * call (the short-circuit). A failed master's keys may now live elsewhere, so its probe cannot wait for requests to
+   * map to it.
+   */
+  tick(): void {
+    if (this.away.size > 0) for (const node of this.away) node.tick()
+  }
+
   /** Every node known so far. */
   all(): Iterable<NodeHealth> {
     return this.single !== undefined ? [this.single] : this.byAddress.values()
+  }
+
+  private addressOf(redisKey: string): string {
+    return this.client.masterOf(keySlot(redisKey)) ?? NO_SLOT_MAP
   }
 
   private create(label: string, inCluster: boolean): NodeHealth {
@@ -59,6 +71,7 @@ export class Nodes {
       // The client follows a failover only once it learns the new slot map; it asks for it on MOVED, which a node that
       // stopped answering never sends.
       refresh: () => this.client.refreshSlots(),
+      route: (key) => (inCluster ? this.addressOf(key) : label),
       onAway: (node) => this.away.add(node),
       onBack: (node) => this.away.delete(node),
     })

@@ -42,6 +42,7 @@ function recordingNode(withInfo = true) {
     duringOutage: 'admitting every request',
     probe: (key) => runner.probe(key),
     refresh: () => log.refreshes++,
+    route: () => 'Redis',
     newLocal: undefined,
     onAway: () => log.away++,
     onBack: () => log.back++,

@@ -8,9 +8,12 @@ const A = 'sluice:default:sw:{alice}'
 const B = 'sluice:default:sw:{bob}'
 const UNMAPPED = 'sluice:default:sw:{carol}'
 
+const refused = () => Promise.reject(new Error('connect ECONNREFUSED'))
+
 function setUp(map: NodeMap) {
   const log = { warnings: [] as string[], infos: [] as string[], probes: [] as string[] }
-  let probeAnswers = false
+  // What a probe gets: refused, answered, or nothing at all (sent to a master that stopped), or a reply of the test's.
+  let reply: () => Promise<unknown> = refused
   const options: SharedNodeOptions = {
     timeoutMs: 100,
     backstopMs: 3000,
@@ -20,11 +23,19 @@ function setUp(map: NodeMap) {
     duringOutage: 'rejecting',
     probe: (key) => {
       log.probes.push(key)
-      return probeAnswers ? Promise.resolve(1) : Promise.reject(new Error('connect ECONNREFUSED'))
+      return reply()
     },
     newLocal: undefined,
   }
-  return { nodes: new Nodes(map, options), log, answerProbes: () => (probeAnswers = true) }
+  return {
+    nodes: new Nodes(map, options),
+    log,
+    answerProbes: () => (reply = () => Promise.resolve(1)),
+    hangProbes: () => (reply = () => new Promise(() => {})),
+    /** The next probes wait until the test answers them with the function given to `answer`. */
+    holdProbes: (answer: (settle: (value: unknown) => void) => void) =>
+      (reply = () => new Promise((resolve) => answer(resolve))),
+  }
 }
 
 function clusterMap() {
@@ -42,7 +53,6 @@ function clusterMap() {
   return { map, slots, refreshes: () => refreshes }
 }
 
-const refused = () => Promise.reject(new Error('connect ECONNREFUSED'))
 /** Lets the calls and probes under way settle (their deadlines' bookkeeping included). */
 const settle = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -92,4 +102,51 @@ test('after a failover moves its slots, the failed node is probed on its own key
     /^sluice: the keys of Redis Cluster node 127\.0\.0\.1:7000 are answered again after \d+ ms; decisions come from Redis again$/,
   )
   expect(await failed.call(A, () => Promise.resolve('back'))).toBe('back')
+})
+
+test('a probe that hangs on a stopped master does not hold up the next: once the slot map sends the slot to the promoted replica, a probe goes there and ends the outage', async () => {
+  const { map, slots, refreshes } = clusterMap()
+  const { nodes, log, hangProbes, answerProbes } = setUp(map)
+  hangProbes()
+  await nodes.forKey(A).call(A, refused)
+  nodes.forKey(B) // a request: the first probe goes to the stopped master, and waits there
+  await settle()
+  expect(log.probes).toEqual([A])
+  // While it waits and the slot map is unchanged, no second probe joins it; the slot map is asked for again instead.
+  const asked = refreshes()
+  nodes.forKey(B) // a request, which lets a due probe go
+  await settle()
+  expect(log.probes).toEqual([A])
+  expect(refreshes()).toBe(asked + 1)
+  // The replica takes over and answers.
+  slots[keySlot(A)] = ['127.0.0.1:7003']
+  answerProbes()
+  nodes.forKey(B) // a request, which lets a due probe go
+  await settle()
+  expect(log.probes).toEqual([A, A])
+  expect(log.infos).toHaveLength(1)
+  expect(log.infos[0]).toMatch(/^sluice: the keys of Redis Cluster node 127\.0\.0\.1:7000 are answered again/)
+})
+
+test("a probe's answer ends only the outage it was sent in", async () => {
+  const { map, slots } = clusterMap()
+  const { nodes, log, holdProbes, answerProbes } = setUp(map)
+  const failed = nodes.forKey(A)
+  await failed.call(A, refused)
+  // The first outage's probe waits; the slot moves, and a second probe ends the outage.
+  let late: (value: unknown) => void = () => {}
+  holdProbes((settle) => (late = settle))
+  nodes.forKey(B) // a request, which lets a due probe go
+  slots[keySlot(A)] = ['127.0.0.1:7003']
+  answerProbes()
+  nodes.forKey(B) // a request, which lets a due probe go
+  await settle()
+  expect(log.infos).toHaveLength(1)
+  // A new outage begins; the first probe's answer, arriving now, is no news of it.
+  await failed.call(A, refused)
+  expect(log.warnings).toHaveLength(2)
+  late(1)
+  await settle()
+  expect(log.infos).toHaveLength(1)
+  expect(await failed.call(A, () => Promise.resolve('never sent'))).toBeInstanceOf(Unanswered)
 })
