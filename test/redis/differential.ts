@@ -9,7 +9,7 @@ import {
   type Decision,
   MemoryStore,
 } from '@sluice/core'
-import type { Outcome } from '@sluice/core/store'
+import type { DecisionTrace, Outcome } from '@sluice/core/store'
 import type { RedisStoreClient } from '@sluice/redis'
 import fc from 'fast-check'
 import { replayStore } from '../../packages/redis/src/redis-store'
@@ -240,6 +240,12 @@ const outagesInto =
 /** A trace replayed up to this many times when the store declared Redis unavailable meanwhile (see `differential`). */
 const ATTEMPTS = 5
 
+/** What `differential` replayed: the ops, and how many of the decisions the RedisStore's short-circuit answered. */
+export interface Replayed {
+  readonly ops: number
+  readonly shortCircuited: number
+}
+
 /**
  * Replays `numRuns` random traces through both stores; each run gets its own key prefix. Fails with the shrunk
  * trace and the first op where the outcomes differ.
@@ -264,8 +270,9 @@ export async function differential(
     /** Also steps of an hour and a day, back and forward (see `Gap`). */
     largeSteps?: boolean
   },
-): Promise<number> {
+): Promise<Replayed> {
   let ops = 0
+  let shortCircuited = 0
   // A trace given is replayed as it is (a regression case); otherwise random ones.
   const traces = options.trace
     ? fc.constant(options.trace)
@@ -294,7 +301,9 @@ export async function differential(
       ops++
       if (op.kind === 'apply') {
         const expected = outcomes(await memory.apply(keys, op.cost, op.charge))
-        const actual = outcomes(await redis.apply(keys, op.cost, op.charge))
+        const trace: DecisionTrace = { source: 'store' }
+        const actual = outcomes(await redis.apply(keys, op.cost, op.charge, trace))
+        if (trace.source === 'short-circuit') shortCircuited++
         if (outages.length > 0) return done('outage')
         if (JSON.stringify(actual) !== JSON.stringify(expected)) {
           throw new Error(
@@ -335,5 +344,5 @@ export async function differential(
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.path === undefined ? {} : { path: options.path }),
   })
-  return ops
+  return { ops, shortCircuited }
 }
