@@ -3,7 +3,8 @@
 // the next request that needs Redis is decided by it rather than by the local stand-in.
 import { createLimiter } from '@sluice/core'
 import { RedisStore } from '@sluice/redis'
-import Redis from 'ioredis'
+import type Redis from 'ioredis'
+import { recommendedClient } from '../../../scripts/redis-clients'
 import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 
 let server: RedisServer
@@ -11,16 +12,9 @@ let client: Redis
 
 beforeAll(async () => {
   server = await startRedis()
-  // What the store recommends (no offline queue, no resend), with a short, steady reconnect delay.
-  client = new Redis({
-    host: server.host,
-    port: server.port,
-    enableOfflineQueue: false,
-    autoResendUnfulfilledCommands: false,
-    retryStrategy: () => 20,
-  })
+  // A short, steady reconnect delay, so that the client is back soon after the server.
+  client = await recommendedClient(server.port, { retryStrategy: () => 20 })
   client.on('error', () => {}) // connection errors while the server is down are expected here
-  await new Promise((resolve) => client.once('ready', resolve))
 })
 
 afterAll(async () => {
