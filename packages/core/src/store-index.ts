@@ -2,10 +2,7 @@
 // that decides exactly as MemoryStore does. Applications import from @sluice/core.
 export * from './algorithms'
 export { type CalendarPeriod, type CalendarPeriodName, compileCalendarPeriod, type PeriodBounds } from './calendar'
-export type { DecisionSource, DecisionTrace, EventKeys, StoreEvent } from './events/event-types'
-export { keyHash } from './events/key-hash'
-export { type Decision, decisionOf, type RuleDecision, ruleDecision } from './limiter/decision'
-export type { CompiledRule } from './limiter/rules'
+export type { StoreEvent } from './events/event-types'
 export {
   acquireLeases,
   type LeaseOutcome,
@@ -15,17 +12,19 @@ export {
   MemoryLeaseStore,
   renewLeases,
 } from './protect'
+export { type Decision, decisionOf, type Outcome, type RuleDecision, ruleDecision } from './rules/decision'
+export type { CompiledRule } from './rules/rules'
+export { committed, evaluateRules } from './store/evaluate-rules'
+export { KeySpaces } from './store/key-spaces'
 export { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './store/long-keys'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store'
-export {
-  type BindOptions,
-  type BoundStore,
-  committed,
-  evaluateRules,
-  type FailurePolicy,
-  KeySpaces,
-  type Outcome,
-  type Store,
+export type {
+  BindOptions,
+  BoundStore,
+  DecisionSource,
+  DecisionTrace,
+  FailurePolicy,
+  Store,
 } from './store/store'
 export {
   checkBoolean,
@@ -45,5 +44,6 @@ export {
 } from './util/diagnostics'
 export { parseDuration } from './util/duration'
 export { describe as describeValue, InvalidOptionError, StoreKeyError, StoreUnavailableError } from './util/errors'
+export { type EventKeys, keyHash } from './util/key-hash'
 export { checkLogger, type Logger } from './util/logger'
 export { ceilDiv, floorDiv } from './util/math'
