@@ -4,8 +4,6 @@ export type { AlgorithmName } from './algorithms'
 export type { CalendarPeriodName } from './calendar'
 export type {
   DecisionEvent,
-  DecisionSource,
-  EventKeys,
   RuleDecisionEvent,
   StoreEvent,
   StoreFallbackEvent,
@@ -13,7 +11,6 @@ export type {
   StoreRecoveredEvent,
   StoreRequestFailedEvent,
 } from './events/event-types'
-export { keyHash } from './events/events'
 export type {
   AddressListOption,
   HeaderMode,
@@ -37,7 +34,6 @@ export type {
   RuleKey,
   ShedEvent,
 } from './http'
-export type { Decision, RuleDecision } from './limiter/decision'
 export { createLimiter, type Limiter, RateLimitError, type RuleLimits } from './limiter/limiter'
 export type {
   BucketAlgorithmName,
@@ -59,7 +55,6 @@ export type {
   WindowLimiterOptions,
   WindowRuleOptions,
 } from './limiter/options'
-export type { CompiledRule } from './limiter/rules'
 export {
   type AdaptiveLimitOptions,
   type AdmissionRequest,
@@ -78,8 +73,12 @@ export {
   type Ticket,
   type Timers,
 } from './protect'
+export type { Decision, RuleDecision } from './rules/decision'
+export type { CompiledRule } from './rules/rules'
 export { MemoryStore, type MemoryStoreOptions } from './store/memory-store'
-export type { FailurePolicy, Store } from './store/store'
+export type { DecisionSource, FailurePolicy, Store } from './store/store'
+export type { Diagnostic, DiagnosticCode } from './util/diagnostics'
 export { type Duration, type DurationUnit, parseDuration } from './util/duration'
 export { InvalidOptionError, type SluiceErrorCode, StoreKeyError, StoreUnavailableError } from './util/errors'
+export { type EventKeys, keyHash } from './util/key-hash'
 export type { Logger } from './util/logger'

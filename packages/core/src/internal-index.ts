@@ -1,36 +1,23 @@
-// @sluice/core/internal: what the adapters (@sluice/express, @sluice/koa, @sluice/fastify) share, so that none of
-// them repeats the HTTP semantics. Not for applications: it changes with the adapters.
+// @sluice/core/internal: what the adapters (@sluice/express, @sluice/koa, @sluice/fastify, @sluice/fetch) share, so
+// that none of them repeats the HTTP semantics: the three policies, one verdict, one writer. Not for applications.
+// docs/adapters.md documents this list, and says when it changes.
 
 export {
-  type AddressList,
   clientIpKey,
-  compileAddressList,
   createConcurrencyPolicy,
   createHttpPolicy,
   createShedPolicy,
-  type HeaderList,
   type HttpAdapter,
-  type HttpConcurrencyPolicy,
   type HttpPolicy,
-  type HttpShedPolicy,
   type HttpVerdict,
-  headerModes,
-  headerWriter,
   ipKey,
   JSON_CONTENT_TYPE,
-  type LimitVerdict,
-  NO_STORE,
-  type RejectionBody,
   type RequestFacts,
   type RequestPolicy,
   type ResponseEvents,
   type ResponseLifecycle,
   rateLimitHandle,
-  rateLimitHeaders,
-  releaseAtEnd,
-  retryAfterSeconds,
   type VerdictWriter,
   writeVerdict,
 } from './http'
-export { realTimers } from './protect'
 export { describe as describeValue } from './util/errors'

@@ -1,7 +1,7 @@
 import { type HttpCommonOptions, InvalidOptionError, type Logger } from '@sluice/core'
 import { describeValue } from '@sluice/core/internal'
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, RouteOptions } from 'fastify'
-import type { FastifyOwnOptions } from './index'
+import type { FastifyOwnOptions } from './options'
 
 /**
  * Which limit each route has: its own (`config.rateLimit`), the plugin's global one, or none (`false`, or

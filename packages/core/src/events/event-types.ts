@@ -1,38 +1,7 @@
 // The messages Sluice publishes on its diagnostics channels (see events.ts), as types: what a subscriber reads.
-import type { Decision } from '../limiter/decision'
-import type { FailurePolicy } from '../store/store'
+import type { Decision } from '../rules/decision'
+import type { DecisionSource, FailurePolicy } from '../store/store'
 import type { StoreKeyError, StoreUnavailableError } from '../util/errors'
-
-/**
- * Where a decision came from: `'store'` (the store decided: Redis, or the memory store), `'short-circuit'` (a
- * RedisStore refused a key it already knew to be rejected, without a round trip), `'fallback'` (the store could not
- * decide and its `onError` policy did: the local stand-in, or `'open'`).
- *
- * @example
- * const fromRedis = (event: DecisionEvent) => event.source === 'store'
- */
-export type DecisionSource = 'store' | 'short-circuit' | 'fallback'
-
-/**
- * What the limiter hands a store's `apply` while someone listens on `sluice:decision` (and only then): the store
- * marks where its answer came from. A store that leaves it alone reports `'store'`.
- *
- * @example
- * if (trace !== undefined) trace.source = 'short-circuit'
- */
-export interface DecisionTrace {
-  source: DecisionSource
-}
-
-/**
- * What the events of a limiter say of its keys: `'hash'` (the default) publishes `keyHash` only, `'raw'` adds the key
- * itself. Keys are often personal data or secrets (IP addresses, user ids, API keys), and a subscriber that logs
- * whole messages would copy them into logs and metrics systems.
- *
- * @example
- * createLimiter({ limit: 100, window: '1m', eventKeys: 'raw' })
- */
-export type EventKeys = 'hash' | 'raw'
 
 /**
  * One rule's part of a {@link DecisionEvent}.

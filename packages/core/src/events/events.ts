@@ -1,11 +1,10 @@
-import type { Decision, RuleDecision } from '../limiter/decision'
-import type { CompiledRule } from '../limiter/rules'
+import type { Decision, RuleDecision } from '../rules/decision'
+import type { CompiledRule } from '../rules/rules'
 import { namedChannel } from '../runtime/builtins'
+import type { DecisionTrace } from '../store/store'
 import { StoreKeyError, StoreUnavailableError } from '../util/errors'
-import type { DecisionEvent, DecisionTrace, EventKeys, RuleDecisionEvent, StoreRequestFailedEvent } from './event-types'
-import { keyHash } from './key-hash'
-
-export { keyHash }
+import { type EventKeys, keyHash } from '../util/key-hash'
+import type { DecisionEvent, RuleDecisionEvent, StoreRequestFailedEvent } from './event-types'
 
 // The channels are looked up by name, so every copy of @sluice/core in a process (an ESM and a CommonJS build, two
 // versions under different packages) publishes on the same ones, and a subscriber sees all of them.

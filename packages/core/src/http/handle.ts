@@ -1,5 +1,5 @@
-import type { Decision } from '../limiter/decision'
 import type { Limiter } from '../limiter/limiter'
+import type { Decision } from '../rules/decision'
 import type { RequestFacts } from './keys'
 import type { HttpPolicy } from './policy'
 

@@ -1,6 +1,6 @@
-import { keyHash } from '../events/key-hash'
 import { warnOnce } from '../util/diagnostics'
 import { describe, InvalidOptionError } from '../util/errors'
+import { keyHash } from '../util/key-hash'
 import type { Logger } from '../util/logger'
 import { type AddressKind, IPV4, IPV6, NOT_AN_ADDRESS, ParsedAddress, parseAddress } from './address'
 

@@ -2,7 +2,6 @@
 // widened to functions of the request (plans), a `key` per stacked rule, and the HTTP options beside them.
 import type { AlgorithmName } from '../algorithms'
 import type { CalendarPeriodName } from '../calendar'
-import type { EventKeys } from '../events/event-types'
 import type {
   BucketAlgorithmName,
   InheritedBucketRuleOptions,
@@ -14,6 +13,7 @@ import type {
 } from '../limiter/options'
 import type { FailurePolicy, Store } from '../store/store'
 import type { Duration } from '../util/duration'
+import type { EventKeys } from '../util/key-hash'
 import type { Logger } from '../util/logger'
 import type { HeadersOption } from './headers'
 import type { AddressListOption } from './lists'

@@ -1,6 +1,6 @@
 import { createLimiter, type Limiter, type LimiterOptions } from '../limiter/limiter'
-import type { LimiterFields, RuleFields } from '../limiter/options'
 import type { RuleLimits } from '../limiter/variants'
+import type { LimiterFields, RuleFields } from '../rules/fields'
 import type { FailurePolicy } from '../store/store'
 import { checkErrorStatus, checkFunction, checkObject, checkOneOf, checkOptionNames, isCost } from '../util/checks'
 import { describe, InvalidOptionError } from '../util/errors'

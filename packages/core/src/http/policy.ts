@@ -1,5 +1,5 @@
-import type { Decision } from '../limiter/decision'
 import type { Limiter } from '../limiter/limiter'
+import type { Decision } from '../rules/decision'
 import { headerWriter } from './headers'
 import { costOf, keysOf, type RequestFacts } from './keys'
 import { type HttpAdapter, type HttpLimitOptions, type HttpSettings, httpSettings } from './options'

@@ -1,4 +1,4 @@
-import { type Decision, type RuleDecision, renamedDecision, stackedDecision } from '../limiter/decision'
+import { type Decision, type RuleDecision, renamedDecision, stackedDecision } from '../rules/decision'
 import { type HeaderMode, headerWriter, responseModes } from './headers'
 
 /** A header writer settled for some modes (see `headerWriter`). */

@@ -1,4 +1,4 @@
-import type { Decision } from '../limiter/decision'
+import type { Decision } from '../rules/decision'
 import { type HeaderList, type HeaderMode, NO_STORE, retryAfterSeconds } from './headers'
 import type { RequestFacts } from './keys'
 import { responseHeaders } from './response-headers'

@@ -5,9 +5,9 @@
 // ("Type 'number' is not assignable to type 'RateNeedsABucket'").
 import type { AlgorithmName } from '../algorithms'
 import type { CalendarPeriodName } from '../calendar'
-import type { EventKeys } from '../events/event-types'
 import type { Store } from '../store/store'
 import type { Duration } from '../util/duration'
+import type { EventKeys } from '../util/key-hash'
 import type { Logger } from '../util/logger'
 
 /**
@@ -247,29 +247,3 @@ export type LimiterOptions =
   | QuotaLimiterOptions
   | RateBucketLimiterOptions
   | WindowLimiterOptions
-
-/**
- * Every option of a rule with the type the runtime checks start from: what `compileRule` reads, whatever shape (or
- * JavaScript) gave it.
- */
-export interface RuleFields {
-  name?: unknown
-  algorithm?: unknown
-  limit?: unknown
-  window?: unknown
-  rate?: unknown
-  period?: unknown
-  timeZone?: unknown
-  block?: unknown
-}
-
-/** Every option of a limiter, as the runtime checks read it. */
-export interface LimiterFields extends RuleFields {
-  rules?: unknown
-  store?: unknown
-  prefix?: unknown
-  label?: unknown
-  cost?: unknown
-  logger?: unknown
-  eventKeys?: unknown
-}

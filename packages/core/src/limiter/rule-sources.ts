@@ -1,6 +1,6 @@
+import type { LimiterFields, RuleFields } from '../rules/fields'
+import { type CompiledRule, compileRule, type RuleDefaults } from '../rules/rules'
 import { describe, InvalidOptionError } from '../util/errors'
-import type { LimiterFields, RuleFields } from './options'
-import { type CompiledRule, compileRule, type RuleDefaults } from './rules'
 import type { RuleSource } from './variants'
 
 /** The options of the single rule that go inside each rule when `rules` is given (with `limit`). */

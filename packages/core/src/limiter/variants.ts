@@ -1,9 +1,9 @@
+import type { RuleFields } from '../rules/fields'
+import { type CompiledRule, compileRule, type RuleDefaults } from '../rules/rules'
 import { isCost } from '../util/checks'
 import type { Duration } from '../util/duration'
 import { parseDuration } from '../util/duration'
 import { describe } from '../util/errors'
-import type { RuleFields } from './options'
-import { type CompiledRule, compileRule, type RuleDefaults } from './rules'
 
 /**
  * Other limits for one rule of a limiter (a plan): its `limit`, and for a rule with a `window`, its window. What is

@@ -15,13 +15,6 @@ export {
   renewLeases,
 } from './lease-table'
 export { PRIORITIES, type Priority } from './priority'
-export {
-  type AdmissionRequest,
-  createShedder,
-  type QueueOrder,
-  type Shedder,
-  type ShedderOptions,
-  type ShedReason,
-  type Ticket,
-} from './shedder'
+export { createShedder, type QueueOrder, type ShedderOptions } from './shedder'
+export type { AdmissionRequest, Shedder, ShedReason, Ticket } from './shedder-core'
 export { realTimers, type Timers } from './timers'

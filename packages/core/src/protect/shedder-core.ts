@@ -2,9 +2,84 @@ import type { AdaptiveLimit } from './adaptive-limit'
 import type { ControlledDelay } from './controlled-delay'
 import type { EventLoopDelay } from './event-loop-delay'
 import { CRITICAL, countAt, PRIORITIES, type Priority, rankOf } from './priority'
-import type { AdmissionRequest, Shedder, ShedReason, Ticket } from './shedder'
 import { NextTimer, type Timers } from './timers'
 import { type TenantQueue, type Waiter, WaitingLine } from './waiting-line'
+
+/**
+ * Why a request was shed:
+ * - `'overloaded'`: every slot is taken and the line is full (or there is none);
+ * - `'evicted'`: it was waiting, and a more important request (or one of a tenant further below its share) took its
+ *   place in the full line;
+ * - `'deadline'`: it waited `maxWait` without a slot;
+ * - `'standing-queue'`: it waited longer than the standing-queue bound;
+ * - `'event-loop'`: the event loop lags more than `maxEventLoopDelay`.
+ *
+ * @example
+ * if (ticket.state === 'shed' && ticket.reason === 'deadline') metrics.increment('shed.deadline')
+ */
+export type ShedReason = 'overloaded' | 'evicted' | 'deadline' | 'standing-queue' | 'event-loop'
+
+/**
+ * What one request asks of the shedder.
+ *
+ * @example
+ * shedder.admit({ priority: 'sheddable', tenant: 'acme' })
+ */
+export interface AdmissionRequest {
+  /** Default `'normal'`. */
+  priority?: Priority
+  /** Who the request is for; tenants share the slots fairly. Default: one tenant for all. */
+  tenant?: string
+}
+
+/**
+ * One request's place: running, waiting for a slot, or shed. `release()` ends it either way, once.
+ *
+ * @example
+ * const ticket = shedder.admit({ priority: 'normal' })
+ * if (ticket.state === 'waiting') await ticket.decided()
+ * if (ticket.state === 'running') try { await work() } finally { ticket.release() }
+ */
+export interface Ticket {
+  readonly state: 'running' | 'waiting' | 'shed' | 'released'
+  readonly priority: Priority
+  readonly tenant: string
+  /** Why it was shed (state `'shed'` only). */
+  readonly reason: ShedReason | undefined
+  /** How long a shed request should wait before trying again, in ms. */
+  readonly retryAfterMs: number
+  /** How long it waited in line, in ms (0 if it started at once). */
+  readonly waitedMs: number
+  /** Resolves once the request is no longer waiting (at once if it never was): started, shed or released. */
+  decided(): Promise<Ticket>
+  /**
+   * Frees its slot (running), or leaves the line (waiting, for example because the client went away). Idempotent:
+   * only the first call counts.
+   */
+  release(): void
+}
+
+/**
+ * The load shedder of one instance: an in-flight ceiling, a bounded waiting line with deadlines, priorities, fair
+ * shares among tenants, controlled delay and (optionally) the event-loop delay. The adapters' `shedLoad` calls it.
+ *
+ * @example
+ * const shedder = createShedder({ maxInFlight: 64 })
+ * const ticket = shedder.admit({ priority: 'critical' })
+ */
+export interface Shedder {
+  /**
+   * Decides at once (running or shed), or puts the request in line; `onDecided` hears when a waiter leaves it:
+   * started (`'running'`), shed, or released while waiting (`'released'`).
+   */
+  admit(request?: AdmissionRequest, onDecided?: (ticket: Ticket) => void): Ticket
+  /** Requests running now. */
+  readonly inFlight: number
+  /** Requests waiting now. */
+  readonly waiting: number
+  /** The ceiling now: `maxInFlight`, or the adaptive ceiling. */
+  readonly limit: number
+}
 
 // The mean hold time weighs each new request by this (about the last 32 count).
 const HOLD_WEIGHT = 1 / 32

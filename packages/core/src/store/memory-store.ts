@@ -1,10 +1,12 @@
 import { type Algorithm, algorithms, refunds, type Step } from '../algorithms'
-import { type Decision, decisionOf, ruleDecision } from '../limiter/decision'
-import type { CompiledRule } from '../limiter/rules'
+import { type Decision, decisionOf, ruleDecision } from '../rules/decision'
+import type { CompiledRule } from '../rules/rules'
 import { checkFunction, checkTimerMs, checkWholeNumber } from '../util/checks'
+import { evaluateRules } from './evaluate-rules'
+import { KeySpaces } from './key-spaces'
 import { type Entry, KeyTables, stateAt, type Table, update } from './key-tables'
 import { longKeyDigest, MAX_KEPT_KEY_LENGTH } from './long-keys'
-import { type BindOptions, type BoundStore, evaluateRules, KeySpaces, type Store } from './store'
+import type { BindOptions, BoundStore, Store } from './store'
 
 /**
  * Options of {@link MemoryStore}.

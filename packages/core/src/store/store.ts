@@ -1,24 +1,9 @@
-import { algorithms, type Step } from '../algorithms'
-import type { DecisionTrace, EventKeys } from '../events/event-types'
-import { blockedStep, isBlocked, startsBlock } from '../limiter/blocks'
-import type { Decision } from '../limiter/decision'
-import type { CompiledRule } from '../limiter/rules'
-import { warnOnce } from '../util/diagnostics'
+// The contract between a limiter and its store: what a store implements, and what the limiter hands it. Types only:
+// the engine every store runs is evaluate-rules.ts, the shared-counts warning key-spaces.ts.
+import type { Decision } from '../rules/decision'
+import type { CompiledRule } from '../rules/rules'
+import type { EventKeys } from '../util/key-hash'
 import type { Logger } from '../util/logger'
-
-/**
- * What a store computes for one rule: the algorithm's verdict without the state.
- *
- * @example
- * const outcome: Outcome = { allowed: true, remaining: 4, resetMs: 60_000, retryAfterMs: 0, delayMs: 0 }
- */
-export interface Outcome {
-  readonly allowed: boolean
-  readonly remaining: number
-  readonly resetMs: number
-  readonly retryAfterMs: number
-  readonly delayMs: number
-}
 
 /**
  * What happens when a store cannot decide: `'local'` decides from a per-instance stand-in (RedisStore only),
@@ -98,96 +83,22 @@ export interface BoundStore {
 }
 
 /**
- * The key spaces bound on one store. Two limiters that count in the same key space (the same prefix, rule name and
- * algorithm) on one store share their counts, silently; a store says so when the second one binds, once per key
- * space (a limiter built per request would otherwise log on every request).
+ * Where a decision came from: `'store'` (the store decided: Redis, or the memory store), `'short-circuit'` (a
+ * RedisStore refused a key it already knew to be rejected, without a round trip), `'fallback'` (the store could not
+ * decide and its `onError` policy did: the local stand-in, or `'open'`).
  *
  * @example
- * private readonly keySpaces = new KeySpaces()
- * bind(rules: readonly CompiledRule[], options: BindOptions = {}) {
- *   this.keySpaces.claim(rules, options)
- * }
+ * const fromRedis = (event: DecisionEvent) => event.source === 'store'
  */
-export class KeySpaces {
-  private readonly bound = new Set<string>()
-  private readonly reported = new Set<string>()
-
-  claim(rules: readonly CompiledRule[], options: BindOptions = {}): void {
-    if (options.variant === true) return
-    const logger = options.logger ?? console
-    for (const rule of rules) {
-      if (this.bound.has(rule.keySpace) && !this.reported.has(rule.keySpace)) {
-        this.reported.add(rule.keySpace)
-        warnOnce(
-          logger,
-          'SLUICE_SHARED_KEY_SPACE',
-          `sluice: another limiter on this store already counts under "${rule.prefix}:${rule.name}", so the two ` +
-            'share their counts. Give each its own `name` or `prefix`, or use one limiter in both places.',
-          rule.keySpace,
-        )
-      }
-      this.bound.add(rule.keySpace)
-    }
-  }
-}
+export type DecisionSource = 'store' | 'short-circuit' | 'fallback'
 
 /**
- * Runs every rule's algorithm on its state at one instant, all or nothing. When one rule rejects a charged
- * request, the rules that would have admitted it report their uncharged view instead, since nothing is charged.
- * The caller writes back each step whose `state` is not the one it gave: every rule's, when `committed(steps, charge)`
- * is true, and otherwise only states moved back to a clock that stepped back (see `Step`), which charge nothing.
- *
- * Blocks (rules with `block`): `blockedUntil[i]` is when the block of `keys[i]` under rule i ends (undefined: none
- * recorded). A blocked rule refuses (see `blockedStep`) without being charged. When a charged request is rejected,
- * each rule that rejected it and has a `block` starts one: its end is written into `blockedUntil[i]`, for the caller
- * to store whether or not anything was committed, and its step reports the block.
+ * What the limiter hands a store's `apply` while someone listens on `sluice:decision` (and only then): the store
+ * marks where its answer came from. A store that leaves it alone reports `'store'`.
  *
  * @example
- * const steps = evaluateRules(rules, [stateA, stateB], Date.now(), 1, true)
- * steps.forEach((step, i) => { if (step.state !== [stateA, stateB][i]) save(i, step.state) })
+ * if (trace !== undefined) trace.source = 'short-circuit'
  */
-export function evaluateRules(
-  rules: readonly CompiledRule[],
-  states: readonly unknown[],
-  now: number,
-  cost: number,
-  charge: boolean,
-  blockedUntil?: (number | undefined)[],
-): Step<unknown>[] {
-  const steps: Step<unknown>[] = []
-  let rejected = false
-  for (let i = 0; i < rules.length; i++) {
-    const rule = rules[i] as CompiledRule
-    const until = blockedUntil?.[i]
-    const blocked = isBlocked(until, now)
-    let step = algorithms[rule.algorithm](states[i], now, cost, rule, charge && !blocked)
-    if (blocked) step = blockedStep(step, now, until)
-    if (!step.allowed) rejected = true
-    steps.push(step)
-  }
-  if (rejected && charge) {
-    for (let i = 0; i < rules.length; i++) {
-      const rule = rules[i] as CompiledRule
-      const step = steps[i] as Step<unknown>
-      if (step.allowed) {
-        steps[i] = algorithms[rule.algorithm](states[i], now, cost, rule, false)
-      } else if (blockedUntil !== undefined && startsBlock(rule, step, charge, isBlocked(blockedUntil[i], now))) {
-        blockedUntil[i] = now + rule.blockMs
-        steps[i] = blockedStep(step, now, now + rule.blockMs)
-      }
-    }
-  }
-  return steps
-}
-
-/**
- * Whether the steps of one request charged every rule (and so every rule's new state must be written back).
- *
- * @example
- * if (committed(steps, true)) for (const step of steps) save(step.state)
- */
-export function committed(steps: readonly Step<unknown>[], charge: boolean): boolean {
-  if (!charge) return false
-  for (const step of steps) if (!step.allowed) return false
-  return true
+export interface DecisionTrace {
+  source: DecisionSource
 }

@@ -1,5 +1,4 @@
-import type { EventKeys } from '../events/event-types'
-import { keyHash } from '../events/key-hash'
+import { type EventKeys, keyHash } from './key-hash'
 
 /**
  * The brand every Sluice error carries on its prototype: a key of the global symbol registry, so the ESM and the

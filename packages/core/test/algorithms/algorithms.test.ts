@@ -2,7 +2,7 @@
 // state it was given, so the store has nothing to write; only a clock that stepped back moves the state. Checked at
 // the instant the state was last written, where "earlier than the state" and "at the state's time" meet.
 import { type AlgorithmName, createLimiter, type LimiterOptions } from '@sluice/core'
-import { type AlgorithmParams, algorithms, type StoreAlgorithmName } from '@sluice/core/store'
+import { type AlgorithmParams, algorithms, type StoreAlgorithmName } from '../../src/algorithms'
 
 function paramsOf(options: LimiterOptions): AlgorithmParams {
   return createLimiter(options).rules[0] as AlgorithmParams

@@ -1,7 +1,7 @@
 // The leaky bucket as a queue (what `schedule` waits on): departures a third of a millisecond apart stay exact, a clock
 // that steps back leaves the queue at most full, and a refund of everything forgets the key.
 import { createLimiter } from '@sluice/core'
-import { type AlgorithmParams, type LeakyQueueState, leakyQueue, leakyQueueRefund } from '@sluice/core/store'
+import { type AlgorithmParams, type LeakyQueueState, leakyQueue, leakyQueueRefund } from '../../src/algorithms'
 
 // 3 per second: one departure every 333 1/3 ms.
 const rule = createLimiter({ algorithm: 'leaky-bucket', limit: 3, window: '1s' }).rules[0] as AlgorithmParams

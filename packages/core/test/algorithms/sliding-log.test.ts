@@ -2,8 +2,14 @@
 // relies on: the step is pure, so a state answers what its own history says whatever other states were derived from
 // the same storage; a busy key's storage stays about as long as its live part; and admitting does not copy the log.
 import { createLimiter } from '@sluice/core'
-import { type AlgorithmParams, type SlidingLogState, type Step, slidingLog, slidingLogRefund } from '@sluice/core/store'
 import fc from 'fast-check'
+import {
+  type AlgorithmParams,
+  type SlidingLogState,
+  type Step,
+  slidingLog,
+  slidingLogRefund,
+} from '../../src/algorithms'
 
 function params(limit: number, windowMs: number): AlgorithmParams {
   return createLimiter({ algorithm: 'sliding-log', limit, window: windowMs }).rules[0] as AlgorithmParams

@@ -2,8 +2,9 @@
 // store-failure policy and the option errors.
 import { EventEmitter } from 'node:events'
 import { InvalidOptionError, MemoryLeaseStore, StoreUnavailableError } from '@sluice/core'
-import { createConcurrencyPolicy, releaseAtEnd } from '@sluice/core/internal'
+import { createConcurrencyPolicy } from '@sluice/core/internal'
 import type { LeaseScope, LeaseStore } from '@sluice/core/store'
+import { releaseAtEnd } from '../../src/http/response-end'
 
 /** A raw response: emits 'finish' and 'close' as Node's does. */
 class Raw extends EventEmitter {

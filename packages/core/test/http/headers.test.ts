@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { parseDictionary, parseItem, parseList } from 'structured-headers'
 import { freezeDate } from '../../../../scripts/frozen-date'
 import { createLimiter, type Decision, InvalidOptionError, MemoryStore } from '../../src'
-import { headerModes, headerWriter, rateLimitHeaders, retryAfterSeconds } from '../../src/internal-index'
+import { headerModes, headerWriter, rateLimitHeaders, retryAfterSeconds } from '../../src/http/headers'
 
 // The limiters here count on the wall clock: one instant for every request (see freezeDate).
 freezeDate()

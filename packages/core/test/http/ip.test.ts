@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { freezeDate } from '../../../../scripts/frozen-date'
-import { keyHash } from '../../src/events/key-hash'
 import { checkIpv6Subnet, clientIpKey, ipKeyFor } from '../../src/http/ip'
 import { createHttpPolicy, ipKey } from '../../src/internal-index'
 import { InvalidOptionError } from '../../src/util/errors'
+import { keyHash } from '../../src/util/key-hash'
 
 // The limiters here count on the wall clock: one instant for every request (see freezeDate).
 freezeDate()

@@ -2,7 +2,8 @@
 // and its text, and which rejections a custom onRejected answers.
 import { EventEmitter } from 'node:events'
 import { MemoryStore } from '../../src'
-import { createHttpPolicy, type HttpAdapter, type LimitVerdict, writeVerdict } from '../../src/internal-index'
+import type { LimitVerdict } from '../../src/http/verdict'
+import { createHttpPolicy, type HttpAdapter, writeVerdict } from '../../src/internal-index'
 
 interface Res {
   raw: EventEmitter

@@ -3,8 +3,8 @@
 // - `retryAfterMs` of a rejection: the same request is admitted after that wait and not a millisecond sooner;
 // - `resetMs`: the key is back to its full allowance after that long and not a millisecond sooner.
 import { type AlgorithmName, createLimiter, type LimiterOptions } from '@sluice/core'
-import { type AlgorithmParams, algorithms, refunds, type StoreAlgorithmName } from '@sluice/core/store'
 import fc from 'fast-check'
+import { type AlgorithmParams, algorithms, refunds, type StoreAlgorithmName } from '../../src/algorithms'
 
 // The calendar window (a quota's period) is checked in calendar.test.ts: its boundaries are the calendar's, not now + windowMs.
 type Name = Exclude<StoreAlgorithmName, 'calendar-window'>

@@ -1,4 +1,5 @@
 import { type AlgorithmName, createLimiter, type Decision, MemoryStore } from '@sluice/core'
+import fc from 'fast-check'
 import {
   type AlgorithmParams,
   algorithms,
@@ -7,8 +8,7 @@ import {
   type SlidingLogState,
   type TokenBucketState,
   tokenBucket,
-} from '@sluice/core/store'
-import fc from 'fast-check'
+} from '../../src/algorithms'
 
 /** A trace: gaps between arrivals (ms, often 0 to make bursts, sometimes long) and a cost for each. */
 const arrivals = (maxCost: number) =>

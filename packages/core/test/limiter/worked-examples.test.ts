@@ -1,5 +1,5 @@
 import { createLimiter, type Decision, MemoryStore, type RateLimitError } from '@sluice/core'
-import { leakyQueue, leakyQueueRefund, type SlidingLogState, slidingLog, slidingLogRefund } from '@sluice/core/store'
+import { leakyQueue, leakyQueueRefund, type SlidingLogState, slidingLog, slidingLogRefund } from '../../src/algorithms'
 
 /** A limiter on a memory store whose clock the test moves. */
 function setup(options: Parameters<typeof createLimiter>[0], start = 0) {

@@ -5,7 +5,8 @@ import {
   InvalidOptionError,
   type ShedderOptions,
 } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy, realTimers } from '@sluice/core/internal'
+import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
+import { realTimers } from '../../src/protect/timers'
 
 function optionAtFault(build: () => unknown): { option: string; message: string } {
   try {

@@ -1,8 +1,8 @@
 // The time source of the protection parts: real time by default, an injected one checked at construction, and one
 // pending timer for all of a shedder's deadlines.
 import { createShedder, InvalidOptionError, type ShedderOptions } from '@sluice/core'
-import { realTimers } from '@sluice/core/internal'
 import { VirtualTime } from '../../../../examples/overload/virtual-time'
+import { realTimers } from '../../src/protect/timers'
 
 afterEach(() => {
   jest.useRealTimers()

@@ -5,9 +5,9 @@ import { join } from 'node:path'
 import { runInNewContext } from 'node:vm'
 import { build } from 'esbuild'
 import fc from 'fast-check'
-import { keyHash } from '../../src/events/events'
 import { sha256Hex, utf16leBytes } from '../../src/runtime/sha256'
 import { longKeyDigest } from '../../src/store/long-keys'
+import { keyHash } from '../../src/util/key-hash'
 
 const nodeUtf8 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 const nodeUtf16 = (text: string) => createHash('sha256').update(text, 'utf16le').digest('hex')

@@ -5,9 +5,8 @@ import {
   checkOneOf,
   checkWholeNumber,
   InvalidOptionError,
-  isCost,
 } from '@sluice/core/store'
-import { checkDuration, checkOptionNames } from '../../src/util/checks'
+import { checkDuration, checkOptionNames, isCost } from '../../src/util/checks'
 
 /** The error a check throws: always an InvalidOptionError naming the option, in one message style. */
 function thrown(check: () => unknown): InvalidOptionError {

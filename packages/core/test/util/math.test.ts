@@ -1,6 +1,7 @@
 import { createLimiter, InvalidOptionError } from '@sluice/core'
-import { ceilDiv, floorDiv } from '@sluice/core/store'
+import { floorDiv } from '@sluice/core/store'
 import fc from 'fast-check'
+import { ceilDiv } from '../../src/util/math'
 
 const MAX = Number.MAX_SAFE_INTEGER
 

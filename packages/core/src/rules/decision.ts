@@ -1,5 +1,18 @@
-import type { Outcome } from '../store/store'
 import type { CompiledRule } from './rules'
+
+/**
+ * What a store computes for one rule: the algorithm's verdict without the state.
+ *
+ * @example
+ * const outcome: Outcome = { allowed: true, remaining: 4, resetMs: 60_000, retryAfterMs: 0, delayMs: 0 }
+ */
+export interface Outcome {
+  readonly allowed: boolean
+  readonly remaining: number
+  readonly resetMs: number
+  readonly retryAfterMs: number
+  readonly delayMs: number
+}
 
 /**
  * The verdict on one request, for one rule.

@@ -5,7 +5,7 @@ import { checkObject, checkOneOf, checkWholeNumber } from '../util/checks'
 import { parseDuration } from '../util/duration'
 import { describe, InvalidOptionError } from '../util/errors'
 import { gcd } from '../util/math'
-import type { RuleFields } from './options'
+import type { RuleFields } from './fields'
 
 /**
  * A rule after validation: everything an algorithm and a store need, computed once at construction.
