@@ -41,7 +41,8 @@ const PASS_LIMIT = 100_000_000
 /** One request a minute: after the first, every request is rejected. */
 const REJECT_LIMIT = 1
 const CONNECTIONS = 10
-/** Tiny mode: how often autocannon samples, in ms (see `load`). */
+/** Tiny mode: requests per run (ten per connection), and how often autocannon samples, in ms (see `load`). */
+const TINY_REQUESTS = 100
 const TINY_SAMPLE_MS = 10
 
 interface Server {
@@ -101,9 +102,9 @@ async function load(server: Server, durationS: number): Promise<Load> {
   const started = performance.now()
   const result = await autocannon(
     settings.tiny
-      ? // autocannon answers at its next sample, once a second by default: a run of 300 requests that took 50 ms
+      ? // autocannon answers at its next sample, once a second by default: a run of 100 requests that took 50 ms
         // would wait out the second. Sampling every 10 ms ends it when its last reply is in.
-        { url, connections: CONNECTIONS, amount: 300, sampleInt: TINY_SAMPLE_MS }
+        { url, connections: CONNECTIONS, amount: TINY_REQUESTS, sampleInt: TINY_SAMPLE_MS }
       : { url, connections: CONNECTIONS, duration: durationS },
   )
   // autocannon reports whole seconds; the wall clock around the run is finer, and the same for every server.
