@@ -6,6 +6,8 @@ declare module 'autocannon' {
     pipelining?: number
     duration?: number
     amount?: number
+    /** How often to sample, in ms (default 1000); a run ends at the first sample after its last reply. */
+    sampleInt?: number
   }
   interface Histogram {
     average: number
