@@ -104,11 +104,13 @@ class Batch {
 /**
  * Coalesces the decisions of one turn of the event loop: the requests that arrive before it ends go to Redis as one
  * script call that decides them all in arrival order (on a Cluster, one call per slot, since a call's keys must share
- * one), and each reply goes back to its request. A request waits for no company: the batch is sent in the check phase
- * of the turn it was made in (setImmediate, no timer), after the poll phase has handed every request that arrived
- * with it (HTTP requests arrive one I/O callback each, and a microtask would send each alone); or at once when it
- * reaches `maxRequests` ({@link MAX_BATCH_REQUESTS}, or 1 when the store does not coalesce: each request is then sent
- * as it is made).
+ * one), and each reply goes back to its request. A request waits for no company, and never for a timer. While a call
+ * is on the wire, the batch is sent in the check phase of the turn it was made in (setImmediate), after the poll phase
+ * has handed every request that arrived with it (HTTP requests arrive one I/O callback each, and a microtask would
+ * send each alone); while none is, at once (a microtask, after the requests made in the same run of code), since
+ * there is no load to coalesce, and the lone call would wait a phase for nothing (as Nagle's algorithm sends a lone
+ * segment at once). A batch also goes at once when it reaches `maxRequests` ({@link MAX_BATCH_REQUESTS}, or 1 when
+ * the store does not coalesce: each request is then sent as it is made).
  *
  * The batches own every retry of a request, and no other layer retries one:
  * - NOSCRIPT (a Redis restart, SCRIPT FLUSH, a Cluster node that never ran it; also inside ioredis Cluster's "Too many
@@ -134,6 +136,8 @@ export class Batches {
    */
   private bySlot = new Map<number, Batch>()
   private scheduled = false
+  /** Calls sent and not answered yet. */
+  private onTheWire = 0
 
   constructor(
     private readonly client: Pick<StoreClient, 'evalsha' | 'eval'>,
@@ -178,7 +182,11 @@ export class Batches {
       this.dispatch(batch)
     } else if (!this.scheduled) {
       this.scheduled = true
-      setImmediate(this.flush)
+      // Nothing on the wire: the batch goes once this run of code is done (the requests made with this one, as a
+      // Promise.all, join it), not a phase of the loop later. Calls on the wire: later requests will come (their
+      // replies), so the batch waits for the end of the turn and takes the requests the poll phase hands over.
+      if (this.onTheWire === 0) queueMicrotask(this.flush)
+      else setImmediate(this.flush)
     }
   }
 
@@ -240,9 +248,16 @@ export class Batches {
     } catch (error) {
       sent = Promise.reject(error)
     }
+    this.onTheWire++
     sent.then(
-      (reply) => this.settle(pending, reply, sentAt),
-      (error: unknown) => this.failed(batch, error, sentAt, notAfter),
+      (reply) => {
+        this.onTheWire--
+        this.settle(pending, reply, sentAt)
+      },
+      (error: unknown) => {
+        this.onTheWire--
+        this.failed(batch, error, sentAt, notAfter)
+      },
     )
   }
 
