@@ -233,17 +233,19 @@ export class Batches {
   private call(batch: Batch, sentAt: number, notAfter: number | ''): void {
     const { client } = this
     const { keys, pending } = batch
-    const args: (string | number)[] = [this.extraTtlMs, notAfter, batch.ruleSets.length]
-    for (const arg of batch.setArgs) args.push(arg)
-    for (const arg of batch.requestArgs) args.push(arg)
+    // The keys, then the arguments, in one array built once: spread once into the call (and the EVAL after NOSCRIPT).
+    const keysAndArgs: (string | number)[] = keys.slice()
+    keysAndArgs.push(this.extraTtlMs, notAfter, batch.ruleSets.length)
+    for (const arg of batch.setArgs) keysAndArgs.push(arg)
+    for (const arg of batch.requestArgs) keysAndArgs.push(arg)
     const script = scriptForMask(batch.mask)
     let sent: Promise<unknown>
     try {
-      sent = client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+      sent = client.evalsha(script.sha, keys.length, ...keysAndArgs).catch((error: unknown) => {
         if (errorCode(error) !== 'NOSCRIPT') throw error
         // Redis answered: each request goes on with the reload, behind what was sent meanwhile.
         for (const request of pending) request.resent?.()
-        return client.eval(script.source, keys.length, ...keys, ...args)
+        return client.eval(script.source, keys.length, ...keysAndArgs)
       })
     } catch (error) {
       sent = Promise.reject(error)
