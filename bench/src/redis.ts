@@ -40,6 +40,8 @@ const WINDOW_MS = 86_400_000
  * script, and the client's round trip is the same for both (analysis.md).
  */
 const TARGETS: Readonly<Record<number, number>> = { 64: 1.5, 256: 2.0 }
+/** Runs of the alternating rounds per number in flight (issue 27: the spread of 3 runs, min / median / max). */
+const RUNS = settings.tiny ? 1 : 3
 const WHY_COALESCED = 'coalescing pays off as more decisions are in flight'
 const WHY_REDIS_TIME = 'Redis runs one script at a time: its time per decision bounds every instance together'
 const WHY_LONG_LOG = 'a long sliding log costs about what a short one does (O(log L) per call)'
@@ -247,7 +249,7 @@ function ceilingContender(
 /** Runs part 3 and returns its tables and target checks. */
 export async function runRedis(): Promise<PartResult> {
   const durationMs = settings.tiny ? 100 : 1000
-  const rounds = settings.tiny ? { rounds: 1, warmup: 0 } : { rounds: 5, warmup: 1 }
+  const rounds = settings.tiny ? { rounds: 1, warmup: 0 } : { rounds: 3, warmup: 1 }
   const server = await startRedis()
   const clients: Redis[] = []
   const connections: Connections = {
@@ -278,11 +280,27 @@ export async function runRedis(): Promise<PartResult> {
       ]
       await Promise.all(clients.map((client) => client.ping()))
       const errorsBefore = await unexpectedErrors(admin)
+      // RUNS runs of alternating rounds, one after the other: a ratio is reported as the spread of the runs' medians,
+      // so a run that a busy machine skewed shows as a wide spread, not as the figure.
+      const runs: Map<string, Summary>[] = []
       const redisMicros = new Map<string, RedisTime[]>()
-      const results = await alternate(
-        contenders.map((c) => withRedisTime(c, admin, redisMicros)),
-        rounds,
+      for (let run = 0; run < RUNS; run++) {
+        const runMicros = new Map<string, RedisTime[]>()
+        runs.push(
+          await alternate(
+            contenders.map((c) => withRedisTime(c, admin, runMicros)),
+            rounds,
+          ),
+        )
+        for (const [name, times] of runMicros) {
+          redisMicros.set(name, [...(redisMicros.get(name) ?? []), ...times.slice(rounds.warmup)])
+        }
+      }
+      const results = new Map(
+        contenders.map(({ name }) => [name, summarize(runs.flatMap((run) => pick(run, name).samples))]),
       )
+      const ratioOfRuns = (a: string, b: string) =>
+        summarize(runs.map((run) => ratio(pick(run, a), pick(run, b)).median))
       const errors = (await unexpectedErrors(admin)) - errorsBefore
       if (errors > 0)
         throw new Error(
@@ -290,7 +308,7 @@ export async function runRedis(): Promise<PartResult> {
         )
       for (const { name } of contenders) {
         const s = pick(results, name)
-        const times = (redisMicros.get(name) ?? []).slice(rounds.warmup)
+        const times = redisMicros.get(name) ?? []
         const median = (of: (t: RedisTime) => number) => summarize(times.length > 0 ? times.map(of) : [0]).median
         const perDecision = median((t) => t.perDecision)
         rateRows.push([
@@ -317,16 +335,16 @@ export async function runRedis(): Promise<PartResult> {
       const peers = PEERS.map((name) => ({ name, summary: pick(results, name) }))
       const best = peers.reduce((a, b) => (b.summary.median > a.summary.median ? b : a))
       for (const algorithm of SLUICE_ALGORITHMS) {
-        const sluice = pick(results, `sluice ${algorithm}`)
+        const sluice = `sluice ${algorithm}`
         const rows: [string, Summary, number | undefined][] = [
           ...peers.map((p): [string, Summary, number | undefined] => [
             p.name,
-            ratio(sluice, p.summary),
+            ratioOfRuns(sluice, p.name),
             p === best ? TARGETS[inFlight] : undefined,
           ]),
-          [`redis-benchmark ${algorithm}`, ratio(sluice, pick(results, `redis-benchmark ${algorithm}`)), undefined],
+          [`redis-benchmark ${algorithm}`, ratioOfRuns(sluice, `redis-benchmark ${algorithm}`), undefined],
           // What coalescing buys: the same store with `coalesce: false`.
-          [sluiceName(algorithm, false), ratio(sluice, pick(results, sluiceName(algorithm, false))), undefined],
+          [sluiceName(algorithm, false), ratioOfRuns(sluice, sluiceName(algorithm, false)), undefined],
         ]
         for (const [over, r, target] of rows) {
           if (target !== undefined) {
@@ -390,8 +408,9 @@ export async function runRedis(): Promise<PartResult> {
     title: '3. Redis decisions per second (one process, one redis-server)',
     method:
       'One private redis-server on loopback (no persistence). Each contender has its own ioredis connection and ' +
-      `keeps 1, 64 or 256 calls in flight over ${KEYS} keys for ${durationMs} ms per round; ${rounds.warmup} ` +
-      `warm-up round and ${rounds.rounds} measured, alternating. Limits: 1e8 per key per day (nothing rejected). ` +
+      `keeps 1, 64 or 256 calls in flight over ${KEYS} keys for ${durationMs} ms per round; ${RUNS} runs of ` +
+      `${rounds.warmup} warm-up round and ${rounds.rounds} measured, alternating; a rate is over every measured ` +
+      "round, a ratio is the median, min and max of the runs' medians of the per-round ratios. Limits: 1e8 per key per day (nothing rejected). " +
       "Sluice: `createLimiter({ algorithm, ..., store: new RedisStore({ client, timeout: 5000, onError: 'closed' }) })`" +
       ' (fixed-window is like for like with both peers, which count fixed windows; sliding-window is the default); ' +
       'the long timeout and closed policy make any slow or failed reply fail the run, so no decision comes from the ' +

@@ -45,6 +45,8 @@ export class RedisBinding implements BoundStore {
   private readonly ruleSet: RuleSet
   /** The indexes of all the rules: the one group of a request whose keys share a slot. */
   private readonly everyRule: readonly number[]
+  /** The groups of a request whose keys share a slot: every rule, as one group. */
+  private readonly oneGroup: readonly (readonly number[])[]
   /** On a Cluster: the rule sets of the groups of rules whose keys share a slot, made as requests need them. */
   private readonly slotRuleSets = new Map<string, RuleSet>()
 
@@ -57,6 +59,7 @@ export class RedisBinding implements BoundStore {
     this.prefixes = rules.map(redisKeyPrefix)
     this.ruleSet = ruleSetOf(rules)
     this.everyRule = rules.map((_, i) => i)
+    this.oneGroup = [this.everyRule]
   }
 
   async apply(keys: readonly string[], cost: number, charge: boolean, trace?: DecisionTrace): Promise<Decision> {
@@ -135,7 +138,7 @@ export class RedisBinding implements BoundStore {
 
   /** The rules grouped by the slot of their keys: one group on a single Redis, or when the keys share a slot. */
   private groupsOf(redisKeys: readonly string[]): readonly (readonly number[])[] {
-    return this.shared.cluster && redisKeys.length > 1 ? groupBySlot(redisKeys) : [this.everyRule]
+    return this.shared.cluster && redisKeys.length > 1 ? groupBySlot(redisKeys) : this.oneGroup
   }
 
   /** One call of the script for the rules at `group`, on the node that serves their slot. */

@@ -21,6 +21,9 @@ export function escapePrefix(prefix: string): string {
 
 /** A caller's key with '%', '{' and '}' escaped, so it fits in a hash tag whole. */
 export function escapeKey(key: string): string {
+  // Most keys hold none of them: then no regular expression runs. (indexOf, not a global RegExp's test(), which
+  // keeps its lastIndex from one call to the next.)
+  if (key.indexOf('%') === -1 && key.indexOf('{') === -1 && key.indexOf('}') === -1) return key
   return key.replace(KEY_SPECIAL, escapeChar)
 }
 
