@@ -152,6 +152,9 @@ async function check(frameworks, own, other) {
       1,
     ),
     classNames: classNames(own),
+    // What Express's router stack, stack traces and APM spans show of a middleware: its factory's name, not the
+    // bundler's `rateLimit2` (the packages are built without keep-names).
+    middlewareNames: middlewareNames(own),
     errorNames: Object.fromEntries(Object.entries(errors).map(([name, error]) => [name, error.name])),
     errorCodes: Object.fromEntries(Object.entries(errors).map(([name, error]) => [name, error.code])),
     // How a log prints it: `_class [InvalidOptionError]` when the class lost its name.
@@ -162,6 +165,20 @@ async function check(frameworks, own, other) {
     // The events reach a subscriber of Node's diagnostics channel on every version (found the same way).
     decisionEvents: await decisionEvents(core),
   }
+}
+
+/** `entry.factory=name` of the middleware each adapter's factory makes. */
+function middlewareNames(own) {
+  const made = {
+    '@sluice/express.rateLimit': own['@sluice/express'].rateLimit({ limit: 1, window: '1m' }),
+    '@sluice/express.shedLoad': own['@sluice/express'].shedLoad({ maxInFlight: 1 }),
+    '@sluice/express.concurrencyLimit': own['@sluice/express'].concurrencyLimit({ limit: 1 }),
+    '@sluice/express/compat.rateLimit': own['@sluice/express/compat'].rateLimit({ limit: 1 }),
+    '@sluice/koa.rateLimit': own['@sluice/koa'].rateLimit({ limit: 1, window: '1m' }),
+    '@sluice/koa.shedLoad': own['@sluice/koa'].shedLoad({ maxInFlight: 1 }),
+    '@sluice/koa.concurrencyLimit': own['@sluice/koa'].concurrencyLimit({ limit: 1 }),
+  }
+  return Object.entries(made).map(([factory, middleware]) => `${factory}=${middleware.name}`)
 }
 
 /** Two requests through the compat entry's rateLimit({ limit: 1 }) (express-rate-limit's options): their statuses. */

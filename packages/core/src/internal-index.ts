@@ -12,6 +12,7 @@ export {
   type HttpVerdict,
   ipKey,
   JSON_CONTENT_TYPE,
+  named,
   type RequestFacts,
   type RequestPolicy,
   type ResponseEvents,

@@ -66,8 +66,8 @@ const INTERNAL = {
     HttpAdapter HttpPolicy HttpVerdict RequestFacts RequestPolicy ResponseEvents ResponseLifecycle VerdictWriter
   `,
   values: `
-    clientIpKey createConcurrencyPolicy createHttpPolicy createShedPolicy ipKey JSON_CONTENT_TYPE rateLimitHandle
-    writeVerdict describeValue
+    clientIpKey createConcurrencyPolicy createHttpPolicy createShedPolicy ipKey JSON_CONTENT_TYPE named
+    rateLimitHandle writeVerdict describeValue
   `,
 }
 

@@ -1,5 +1,5 @@
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import { createHttpPolicy, type HttpAdapter, rateLimitHandle } from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, named, rateLimitHandle } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { factsOf } from './facts'
 import { runPolicy } from './verdict'
@@ -73,7 +73,7 @@ export function rateLimit(options: ExpressRateLimitOptions): RateLimitMiddleware
   const middleware = function rateLimit(req: Request, res: Response, next: NextFunction): void {
     runPolicy(policy, req, res, next, onRejected)
   }
-  return Object.assign(middleware, rateLimitHandle(policy, factsOf))
+  return Object.assign(named(middleware, 'rateLimit'), rateLimitHandle(policy, factsOf))
 }
 
 export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'

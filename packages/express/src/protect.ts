@@ -1,5 +1,5 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
+import { createConcurrencyPolicy, createShedPolicy, named } from '@sluice/core/internal'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { runPolicy } from './verdict'
 
@@ -39,7 +39,7 @@ export function shedLoad(options: ExpressShedLoadOptions): RequestHandler & { re
   function shedLoad(req: Request, res: Response, next: NextFunction): void {
     runPolicy(policy, req, res, next)
   }
-  return Object.assign(shedLoad, { shedder: policy.shedder })
+  return Object.assign(named(shedLoad, 'shedLoad'), { shedder: policy.shedder })
 }
 
 /**
@@ -60,5 +60,5 @@ export function concurrencyLimit(
   function concurrencyLimit(req: Request, res: Response, next: NextFunction): void {
     runPolicy(policy, req, res, next)
   }
-  return Object.assign(concurrencyLimit, { limiter: policy.limiter })
+  return Object.assign(named(concurrencyLimit, 'concurrencyLimit'), { limiter: policy.limiter })
 }

@@ -5,7 +5,7 @@ import {
   MemoryStore,
   type RateLimitHandle,
 } from '@sluice/core'
-import { createHttpPolicy, type HttpAdapter, rateLimitHandle } from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, named, rateLimitHandle } from '@sluice/core/internal'
 import type {
   FastifyInstance,
   FastifyPluginAsync,
@@ -74,6 +74,7 @@ function limitHook(options: LimitFields): onRequestAsyncHookHandler {
   const hook = async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     await writeVerdict(await policy.handle(request, reply, factsOf(request)), request, reply, onRejected)
   }
+  named(hook, 'rateLimit')
   HANDLES.set(hook, rateLimitHandle(policy, factsOf))
   return hook
 }
@@ -104,13 +105,14 @@ const sluiceRateLimit: FastifyPluginAsync<FastifyRateLimitOptions> = async (
     of: (request: FastifyRequest) => handleOf(limits.of(request)),
   } satisfies FastifyRateLimits)
   fastify.addHook('onRoute', (route) => limits.declare(route))
-  fastify.addHook('onRequest', async function rateLimit(request, reply) {
+  const hook: onRequestAsyncHookHandler = async function rateLimit(request, reply) {
     // One limit, or the global one then the route's (`withGlobal`): a request the first refused goes no further.
     for (const limit of limits.chain(request)) {
       await limit.call(this, request, reply)
       if (reply.sent) return
     }
-  })
+  }
+  fastify.addHook('onRequest', named(hook, 'rateLimit'))
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { createConcurrencyPolicy, createShedPolicy, named } from '@sluice/core/internal'
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import { factsOf } from './facts'
 import { writeVerdict } from './verdict'
@@ -37,9 +37,10 @@ const shedPlugin: FastifyPluginAsync<FastifyShedLoadOptions> = async (fastify: F
   const policy = createShedPolicy<FastifyRequest>(options)
   fastify.decorate('shedder', policy.shedder)
   // onRequest runs before Fastify reads the body: a shed upload is never read, let alone parsed.
-  fastify.addHook('onRequest', async function shedLoad(request, reply) {
+  const hook: onRequestAsyncHookHandler = async function shedLoad(request, reply) {
     await writeVerdict(await policy.handle(request, reply.raw, factsOf(request)), request, reply)
-  })
+  }
+  fastify.addHook('onRequest', named(hook, 'shedLoad'))
 }
 
 const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = async (
@@ -48,9 +49,10 @@ const concurrencyPlugin: FastifyPluginAsync<FastifyConcurrencyLimitOptions> = as
 ) => {
   const policy = createConcurrencyPolicy<FastifyRequest>(options)
   fastify.decorate('concurrencyLimiter', policy.limiter)
-  fastify.addHook('onRequest', async function concurrencyLimit(request, reply) {
+  const hook: onRequestAsyncHookHandler = async function concurrencyLimit(request, reply) {
     await writeVerdict(await policy.handle(request, reply.raw, factsOf(request)), request, reply)
-  })
+  }
+  fastify.addHook('onRequest', named(hook, 'concurrencyLimit'))
 }
 
 /**

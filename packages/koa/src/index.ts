@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { Decision, HttpLimitOptions, RateLimitHandle } from '@sluice/core'
-import { createHttpPolicy, type HttpAdapter, rateLimitHandle } from '@sluice/core/internal'
+import { createHttpPolicy, type HttpAdapter, named, rateLimitHandle } from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
 import { factsOf } from './facts'
 import { runPolicy } from './verdict'
@@ -72,7 +72,7 @@ export function rateLimit(options: KoaRateLimitOptions): RateLimitMiddleware {
   const middleware = function rateLimit(ctx: Context, next: Next): Promise<void> {
     return runPolicy(policy, ctx, next, onRejected)
   }
-  return Object.assign(middleware, rateLimitHandle(policy, factsOf))
+  return Object.assign(named(middleware, 'rateLimit'), rateLimitHandle(policy, factsOf))
 }
 
 export type { Decision, HeaderMode, HeadersOption, IpKeyOptions, RateLimitHandle } from '@sluice/core'

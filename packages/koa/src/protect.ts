@@ -1,5 +1,5 @@
 import type { ConcurrencyLimiter, HttpConcurrencyOptions, HttpShedOptions, Shedder } from '@sluice/core'
-import { createConcurrencyPolicy, createShedPolicy } from '@sluice/core/internal'
+import { createConcurrencyPolicy, createShedPolicy, named } from '@sluice/core/internal'
 import type { Context, Middleware, Next } from 'koa'
 import { runPolicy } from './verdict'
 
@@ -37,7 +37,7 @@ export function shedLoad(options: KoaShedLoadOptions): Middleware & { readonly s
   function shedLoad(ctx: Context, next: Next): Promise<void> {
     return runPolicy(policy, ctx, next)
   }
-  return Object.assign(shedLoad, { shedder: policy.shedder })
+  return Object.assign(named(shedLoad, 'shedLoad'), { shedder: policy.shedder })
 }
 
 /**
@@ -58,5 +58,5 @@ export function concurrencyLimit(
   function concurrencyLimit(ctx: Context, next: Next): Promise<void> {
     return runPolicy(policy, ctx, next)
   }
-  return Object.assign(concurrencyLimit, { limiter: policy.limiter })
+  return Object.assign(named(concurrencyLimit, 'concurrencyLimit'), { limiter: policy.limiter })
 }

@@ -31,6 +31,7 @@ export type {
   RuleKey,
 } from './limit-options'
 export type { AddressListOption } from './lists'
+export { named } from './named'
 export type { HttpAdapter } from './options'
 export type { RequestLimit, RequestWindow } from './plans'
 export { createHttpPolicy, type HttpPolicy } from './policy'

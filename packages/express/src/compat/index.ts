@@ -1,5 +1,7 @@
 // @sluice/express/compat: express-rate-limit 8's `rateLimit`, options, request fields, headers and store interface,
 // so that an app moves by changing its import, keeps its store, and can then take Sluice's stores and algorithms.
+
+import { named } from '@sluice/core/internal'
 import type { NextFunction, Request, Response } from 'express'
 import { setLegacyHeaders, setRetryAfter, setStandardHeaders } from './headers'
 import { parseOptions } from './options'
@@ -149,7 +151,7 @@ export function rateLimit(passedOptions: Partial<Options> = {}): RateLimitReques
     limit(req, res, next).catch(next)
   }
   const { getKey } = counter
-  return Object.assign(middleware, {
+  return Object.assign(named(middleware, 'rateLimit'), {
     resetKey: (key: string) => counter.resetKey(key),
     getKey:
       getKey ??
