@@ -1,6 +1,6 @@
 // `npm run bench`: runs every part in turn, prints its tables, and writes them all to bench/RESULTS.md with the
 // machine they ran on. `--tiny` (or SLUICE_BENCH_TINY=1) runs each part for about a second and writes nothing.
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { join } from 'node:path'
 import { runClientMemory } from './client-memory'
@@ -10,6 +10,7 @@ import { runEvents } from './events'
 import { format, mark, type PartResult, renderTable, settings } from './harness'
 import { runHttp } from './http'
 import { runMemory } from './memory'
+import { peersAgainstPrevious } from './previous'
 import { runProtect } from './protect'
 import { runRedis } from './redis'
 import { redisVersion } from './redis-env'
@@ -49,7 +50,12 @@ export function machine(redisVersion: string, startedAt = new Date()): Machine {
  * The whole report: the machine, every target with its mark and its reason, each part's method and tables, then
  * `notes`. Only targets the project pursues are checked; the ones it dropped, and why, are in analysis.md.
  */
-export function renderReport(host: Machine, parts: readonly PartResult[], notes = ''): string {
+export function renderReport(
+  host: Machine,
+  parts: readonly PartResult[],
+  notes = '',
+  previous: string | undefined = undefined,
+): string {
   const targets = parts.flatMap((part) => part.targets)
   const summary = renderTable({
     title: `Targets: ${targets.filter((t) => t.passed).length} of ${targets.length} met`,
@@ -70,6 +76,8 @@ export function renderReport(host: Machine, parts: readonly PartResult[], notes 
     'with the min and max of those rounds. Ratios are paired per round, then summarized.',
     '',
     summary,
+    '',
+    peersAgainstPrevious(parts, previous),
     ...parts.flatMap((part) => [
       '',
       `## ${part.title}`,
@@ -96,11 +104,15 @@ async function main(): Promise<void> {
     for (const table of result.tables) console.log(`${renderTable(table)}\n`)
   }
   const notes = readFileSync(join(__dirname, 'analysis.md'), 'utf8')
-  const report = renderReport(machine(redisVersion(), startedAt), results, notes)
+  // The report this run replaces, for the peers' figures beside this run's.
+  const resultsPath = join(__dirname, '..', 'RESULTS.md')
+  const previous = existsSync(resultsPath) ? readFileSync(resultsPath, 'utf8') : undefined
+  const report = renderReport(machine(redisVersion(), startedAt), results, notes, previous)
   // The header and the targets with their marks: everything before the first part.
   console.log(`\n${report.slice(0, report.indexOf('\n## '))}`)
+  console.log(`\n${peersAgainstPrevious(results, previous)}`)
   if (!settings.tiny && only === undefined) {
-    writeFileSync(join(__dirname, '..', 'RESULTS.md'), report)
+    writeFileSync(resultsPath, report)
     console.log('\nWrote bench/RESULTS.md')
   }
 }
