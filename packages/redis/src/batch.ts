@@ -53,6 +53,11 @@ class Batch {
   mask: number
   /** Whether it has gone to Redis (it filled up before the turn ended). */
   sent = false
+  /**
+   * When its first request was made (performance.now()): its deadline counts from then, not from the send a phase
+   * later, since each request's wait counts from when it was made (see deadlines.ts).
+   */
+  readonly openedAt = performance.now()
 
   /** An empty batch, or one for some of the requests of `sent` (a batch that went to Redis: its sets are settled). */
   constructor(sent?: Batch) {
@@ -222,8 +227,7 @@ export class Batches {
 
   private dispatch(batch: Batch): void {
     batch.sent = true
-    const sentAt = performance.now()
-    this.call(batch, sentAt, this.clock.notAfter(sentAt))
+    this.call(batch, performance.now(), this.clock.notAfter(batch.openedAt))
   }
 
   /**
@@ -254,7 +258,7 @@ export class Batches {
     sent.then(
       (reply) => {
         this.onTheWire--
-        this.settle(pending, reply, sentAt)
+        this.settle(pending, reply)
       },
       (error: unknown) => {
         this.onTheWire--
@@ -313,13 +317,13 @@ export class Batches {
   }
 
   /** Gives each request of a batch its entry of `reply`, and learns the Redis clock from its last number. */
-  private settle(pending: readonly Pending[], reply: unknown, sentAt: number): void {
+  private settle(pending: readonly Pending[], reply: unknown): void {
     if (!Array.isArray(reply) || reply.length === 0) {
       for (const request of pending) request.reject(unexpectedReply(reply))
       return
     }
     const end = reply.length - 1
-    this.clock.sample(Number(reply[end]), sentAt)
+    this.clock.sample(Number(reply[end]), performance.now())
     let at = 0
     for (const request of pending) {
       const entry: unknown = reply[at]
