@@ -54,9 +54,11 @@ export function rateFigures(markdown: string): Map<string, number> {
       continue
     }
     if (title === undefined || !line.startsWith('|')) continue
+    // `| a | b |`: the cells between the outer bars (renderTable writes every row that way).
     const cells = line
-      .slice(1, line.trimEnd().endsWith('|') ? line.trimEnd().length - 1 : undefined)
+      .trimEnd()
       .split('|')
+      .slice(1, -1)
       .map((cell) => cell.trim())
     if (medianAt === -1) {
       medianAt = cells.indexOf(MEDIAN)
