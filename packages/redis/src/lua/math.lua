@@ -30,18 +30,27 @@ end
 -- offset from the clock (see key-time.lua): a last double (never 0) when the value has one more, else 0. Nothing for a value of
 -- another length, or with another number in it (something else wrote the key). Every algorithm that stores its state
 -- whole decodes it with this (see `read` in main.lua).
-local DOUBLES = { [3] = '<ddd', [4] = '<dddd', [5] = '<ddddd' }
+-- Each case unpacks into locals: a table of the numbers and unpack() of it cost Redis more than the rest of the decode
+-- (struct.unpack also returns the position after the last value, which the assignments drop).
 local function whole_doubles(value, count)
-  local length = #value / 8
-  if length ~= count and length ~= count + 1 then return nil end
-  local numbers = { struct.unpack(DOUBLES[length], value) }
-  numbers[length + 1] = nil -- the position after the last value
-  -- An offset is written only when there is one: a last 0 is no value this script wrote.
-  if length == count then numbers[length + 1] = 0 elseif numbers[length] == 0 then return nil end
-  for i = 1, count + 1 do
-    if not whole(numbers[i]) then return nil end
+  local length, a, b, c, d, offset_ms = #value, nil, nil, nil, nil, 0
+  if count == 3 and length == 24 then
+    a, b, c = struct.unpack('<ddd', value)
+  elseif count == 3 and length == 32 then
+    a, b, c, offset_ms = struct.unpack('<dddd', value)
+  elseif count == 4 and length == 32 then
+    a, b, c, d = struct.unpack('<dddd', value)
+  elseif count == 4 and length == 40 then
+    a, b, c, d, offset_ms = struct.unpack('<ddddd', value)
+  else
+    return nil
   end
-  return unpack(numbers, 1, count + 1)
+  -- An offset is written only when there is one: a last 0 is no value this script wrote.
+  if length > count * 8 and offset_ms == 0 then return nil end
+  if not (whole(a) and whole(b) and whole(c) and whole(offset_ms)) then return nil end
+  if count == 3 then return a, b, c, offset_ms end
+  if not whole(d) then return nil end
+  return a, b, c, d, offset_ms
 end
 
 -- The encoding of `count` numbers and the key's offset from the clock, the offset only when there is one.
