@@ -1,9 +1,8 @@
 // calendar.lua's period_at, run by a real redis-server, against the TypeScript periodAt it mirrors.
 import fc from 'fast-check'
-import Redis from 'ioredis'
-import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 import { compileCalendarPeriod, periodAt } from '../../core/src/calendar'
 import calendar from '../src/lua/calendar.lua'
+import { scriptOnRedis } from './fixtures/lua-script'
 
 // ARGV: the boundaries, then the time (ms), or '' for the Redis server's clock. Returns start, end, outside, time.
 const DRIVER = `
@@ -20,26 +19,10 @@ end
 local start_ms, end_ms, outside = period_at(boundaries, now)
 return { start_ms, end_ms, outside, now }
 `
-const SCRIPT = `${calendar.trimEnd()}\n${DRIVER}`
-
-let server: RedisServer
-let client: Redis
-let sha: string
-
-beforeAll(async () => {
-  server = await startRedis()
-  client = new Redis({ host: server.host, port: server.port, lazyConnect: true })
-  await client.connect()
-  sha = (await client.script('LOAD', SCRIPT)) as string
-})
-
-afterAll(async () => {
-  client?.disconnect()
-  await server?.stop()
-})
+const run = scriptOnRedis(`${calendar.trimEnd()}\n${DRIVER}`)
 
 async function luaPeriodAt(boundaries: readonly number[], nowMs: number | '') {
-  const [startMs, endMs, outside, now] = (await client.evalsha(sha, 0, ...boundaries.map(String), String(nowMs))) as [
+  const [startMs, endMs, outside, now] = (await run(...boundaries.map(String), String(nowMs))) as [
     number,
     number,
     number,

@@ -1,36 +1,20 @@
 // math.lua's whole_doubles, run by a real redis-server, against what its comment says it reads: the decode every
 // algorithm that stores its state whole goes through, so a value something else wrote is never taken for a state.
 import fc from 'fast-check'
-import Redis from 'ioredis'
-import { type RedisServer, startRedis } from '../../../scripts/redis-server'
 import math from '../src/lua/math.lua'
+import { scriptOnRedis } from './fixtures/lua-script'
 
 // ARGV: the value, then the count. Returns how many numbers it read (0: none), then the numbers.
 const DRIVER = `
 local numbers = { whole_doubles(ARGV[1], tonumber(ARGV[2])) }
 return { #numbers, unpack(numbers) }
 `
-const SCRIPT = `${math.trimEnd()}\n${DRIVER}`
 const MAX_WHOLE = 2 ** 53
 
-let server: RedisServer
-let client: Redis
-let sha: string
-
-beforeAll(async () => {
-  server = await startRedis()
-  client = new Redis({ host: server.host, port: server.port, lazyConnect: true })
-  await client.connect()
-  sha = (await client.script('LOAD', SCRIPT)) as string
-})
-
-afterAll(async () => {
-  client?.disconnect()
-  await server?.stop()
-})
+const run = scriptOnRedis(`${math.trimEnd()}\n${DRIVER}`)
 
 async function luaWholeDoubles(value: Buffer, count: 3 | 4): Promise<number[] | undefined> {
-  const [length, ...numbers] = (await client.evalsha(sha, 0, value, String(count))) as number[]
+  const [length, ...numbers] = (await run(value, String(count))) as number[]
   return length === 0 ? undefined : numbers
 }
 
