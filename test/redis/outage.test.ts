@@ -260,13 +260,12 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     try {
       await h.limiter.consume('slow')
       // DEBUG SLEEP blocks the server for 300 ms: the store's calls time out, their replies come later.
-      const sleeping = admin.call('DEBUG', 'SLEEP', '0.3')
-      await pause(20)
+      const sleeping = await sleepRedis(admin)
       const stall = stallMonitor()
       const results: Timed[] = []
       for (let i = 0; i < 5; i++) results.push(await timed(() => h.limiter.consume('slow')))
       const frozenMs = stall.stop()
-      await sleeping
+      await sleeping.ended
       expectPrompt(results, frozenMs)
       expect(results[0]?.error).toBeInstanceOf(StoreUnavailableError)
       figures.push(
@@ -373,12 +372,11 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     const limiter = createLimiter({ limit: LIMIT, window: '1m', store })
     try {
       expect((await limiter.consume('held-send')).remaining).toBe(LIMIT - 1) // a healthy Redis: decided by Redis
-      const sleeping = admin.call('DEBUG', 'SLEEP', '0.3')
-      await pause(20)
+      const sleeping = await sleepRedis(admin)
       const stall = stallMonitor()
       const result = await timed(() => limiter.consume('held-send'))
       const frozenMs = Math.max(0, stall.stop() - HELD_MS)
-      await sleeping
+      await sleeping.ended
       expect(result.decision?.remaining).toBe(LIMIT) // 'open' answered: a key that has used nothing
       // The 80 ms held are this process running code: the free wait leaves them out, as the deadline does.
       expectPrompt([result], frozenMs)
@@ -388,6 +386,18 @@ describe.each(CLIENT_KINDS)('%s', (kind) => {
     }
   })
 })
+
+/**
+ * Blocks the server for 300 ms with DEBUG SLEEP, sent on `admin` once its connection is ready: a command sent on a
+ * connection still being made reached the server only after the next consume (CI: that consume was decided by Redis,
+ * no StoreUnavailableError). Resolves 20 ms after the send, with the sleep's own reply (when it ends).
+ */
+async function sleepRedis(admin: Redis): Promise<{ readonly ended: Promise<unknown> }> {
+  await admin.ping()
+  const ended = admin.call('DEBUG', 'SLEEP', '0.3')
+  await pause(20)
+  return { ended }
+}
 
 test('no promise was left unhandled', () => {
   expect(unhandled).toEqual([])
