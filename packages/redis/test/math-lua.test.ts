@@ -1,12 +1,19 @@
-// math.lua's whole_doubles, run by a real redis-server, against what its comment says it reads: the decode every
-// algorithm that stores its state whole goes through, so a value something else wrote is never taken for a state.
+// math.lua run by a real redis-server: whole_doubles against what its comment says it reads (the decode every
+// algorithm that stores its state whole goes through, so a value something else wrote is never taken for a state),
+// and floor_div and ceil_div against packages/core's, which every algorithm's Lua twin must agree with.
 import fc from 'fast-check'
+import { ceilDiv, floorDiv } from '../../core/src/util/math'
 import math from '../src/lua/math.lua'
 import { scriptOnRedis } from './fixtures/lua-script'
 
-// ARGV: the value, then the count. Returns how many numbers it read (0: none), then the numbers.
+// ARGV: 'div', a and b: returns floor_div(a, b) and ceil_div(a, b). Else ARGV: 'whole', the value, then the count:
+// returns how many numbers it read (0: none), then the numbers.
 const DRIVER = `
-local numbers = { whole_doubles(ARGV[1], tonumber(ARGV[2])) }
+if ARGV[1] == 'div' then
+  local a, b = tonumber(ARGV[2]), tonumber(ARGV[3])
+  return { floor_div(a, b), ceil_div(a, b) }
+end
+local numbers = { whole_doubles(ARGV[2], tonumber(ARGV[3])) }
 return { #numbers, unpack(numbers) }
 `
 const MAX_WHOLE = 2 ** 53
@@ -14,7 +21,7 @@ const MAX_WHOLE = 2 ** 53
 const run = scriptOnRedis(`${math.trimEnd()}\n${DRIVER}`)
 
 async function luaWholeDoubles(value: Buffer, count: 3 | 4): Promise<number[] | undefined> {
-  const [length, ...numbers] = (await run(value, String(count))) as number[]
+  const [length, ...numbers] = (await run('whole', value, String(count))) as number[]
   return length === 0 ? undefined : numbers
 }
 
@@ -83,6 +90,49 @@ test('Lua reads any value as the rule says: states, near misses and random bytes
   await fc.assert(
     fc.asyncProperty(value, fc.constantFrom<3 | 4>(3, 4), async (bytes, count) => {
       expect(await luaWholeDoubles(bytes, count)).toEqual(reference(bytes, count))
+    }),
+    { numRuns: 2000 },
+  )
+})
+
+async function luaDivisions(a: number, b: number): Promise<[floor: number, ceil: number]> {
+  return (await run('div', String(a), String(b))) as [number, number]
+}
+
+// Redis replies with integers: -0 (ceilDiv(-1, 2)) comes back as 0.
+const jsDivisions = (a: number, b: number) => [floorDiv(a, b) + 0, ceilDiv(a, b) + 0]
+
+test('floor_div and ceil_div give what floorDiv and ceilDiv give, for every safe integer a and b > 0', async () => {
+  const MAX = Number.MAX_SAFE_INTEGER
+  for (const [a, b] of [
+    [7, 2],
+    [-7, 2],
+    [6, 3],
+    [-6, 3],
+    [0, 5],
+    [1, 1],
+    [-1, 1],
+    [1_796_617_092_633, 1000], // a Redis time in ms, a window of a second
+    [1_796_617_092_633, 86_400_000],
+    [MAX, 3],
+    [-MAX, 3],
+    [MAX - 1, MAX],
+    [MAX, MAX],
+    [9_007_199_254_740_990, 3],
+    [3 * 2 ** 51 + 2, 3], // a quotient just above a whole number, in the binade below 2^53
+  ] as const) {
+    expect(await luaDivisions(a, b)).toEqual(jsDivisions(a, b))
+  }
+  const divisor = fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.integer({ min: 1, max: MAX }))
+  // Near multiples of b, where a quotient that rounded across a whole number would show.
+  const nearMultiple = fc
+    .tuple(divisor, fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), fc.integer({ min: -2, max: 2 }))
+    .map(([b, k, d]) => [k * b + d, b] as const)
+    .filter(([a]) => Number.isSafeInteger(a))
+  const any = fc.tuple(fc.integer({ min: -MAX, max: MAX }), divisor)
+  await fc.assert(
+    fc.asyncProperty(fc.oneof(nearMultiple, any), async ([a, b]) => {
+      expect(await luaDivisions(a, b)).toEqual(jsDivisions(a, b))
     }),
     { numRuns: 2000 },
   )
