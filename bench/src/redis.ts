@@ -415,7 +415,7 @@ export async function runRedis(): Promise<PartResult> {
       ' (fixed-window is like for like with both peers, which count fixed windows; sliding-window is the default); ' +
       'the long timeout and closed policy make any slow or failed reply fail the run, so no decision comes from the ' +
       'local fallback. The store coalesces the decisions of one turn of the event loop into one EVALSHA (at most ' +
-      '16 per call, MAX_BATCH_REQUESTS in packages/redis/src/batch.ts): "decisions per script call" is how many each call carried. ' +
+      '64 per call, MAX_BATCH_REQUESTS in packages/redis/src/batch.ts): "decisions per script call" is how many each call carried. ' +
       '"not coalesced" is the same store with `coalesce: false`: each decision its own EVALSHA, sent as it is made. rate-limiter-flexible: ' +
       '`RateLimiterRedis.consume`; express-rate-limit: rate-limit-redis `RedisStore.increment` over ioredis `call`. ' +
       'redis-benchmark sends the EVALSHA of one Sluice decision (read with MONITOR: same script, same arguments, the ' +

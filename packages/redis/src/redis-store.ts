@@ -78,7 +78,7 @@ export interface RedisStoreOptions {
   /** The bound of the local fallback MemoryStore (`onError: 'local'`). Default 100 000. */
   localMaxKeys?: number
   /**
-   * Whether the decisions made in one turn of the event loop go to Redis together, as one script call (at most 16
+   * Whether the decisions made in one turn of the event loop go to Redis together, as one script call (at most 64
    * each; one call per slot on a Cluster). Default true. `false` sends each decision as its own call the moment it is
    * made: more calls and more Redis time per decision under load, for the same answers.
    */
