@@ -12,9 +12,9 @@ import { keySlot } from './slot'
  * and a burst's replies come back in several calls: each reply is evidence that Redis is answering (see
  * deadlines.ts), and one reply for hundreds of decisions made a starved machine look like a silent Redis. A call of
  * 64 costs Redis well under a millisecond of its time. Each call is a write and a read on both ends, and on a machine
- * where a system call and a wake-up cost tens of microseconds they, not the script, are most of a decision's cost:
- * at 64 and 256 decisions in flight, 64 a call made about twice the decisions per second of 16 for half the client
- * CPU (bench/src/analysis.md).
+ * where a system call and a wake-up cost tens of microseconds they, not the script, are most of a decision's cost, so
+ * fewer, larger calls pay; but a call sent while none is on the wire holds half as many (see `Batches`), so that two
+ * calls overlap (bench/src/analysis.md, issue 27).
  */
 export const MAX_BATCH_REQUESTS = 64
 
@@ -119,7 +119,11 @@ class Batch {
  * send each alone); while none is, at once (a microtask, after the requests made in the same run of code), since
  * there is no load to coalesce, and the lone call would wait a phase for nothing (as Nagle's algorithm sends a lone
  * segment at once). A batch also goes at once when it reaches `maxRequests` ({@link MAX_BATCH_REQUESTS}, or 1 when
- * the store does not coalesce: each request is then sent as it is made).
+ * the store does not coalesce: each request is then sent as it is made), or half that while no call is on the wire:
+ * the burst's next requests then go in a second call, which Redis decides while this instance reads the first one's
+ * reply, and as each reply's requests make the next batch, the two calls keep taking turns. (One call of 64 for 64
+ * decisions in flight left Redis and this instance each idle while the other worked: 0.85x the peer's decisions per
+ * second on an idle machine, against 1.4x to 1.55x with the half-size first call.)
  *
  * The batches own every retry of a request, and no other layer retries one:
  * - NOSCRIPT (a Redis restart, SCRIPT FLUSH, a Cluster node that never ran it; also inside ioredis Cluster's "Too many
@@ -157,7 +161,12 @@ export class Batches {
     private readonly clock: RedisClock,
     /** The most requests one call decides: MAX_BATCH_REQUESTS, or 1 (`coalesce: false`). */
     private readonly maxRequests = MAX_BATCH_REQUESTS,
-  ) {}
+  ) {
+    this.firstCallRequests = Math.max(1, maxRequests >> 1)
+  }
+
+  /** The most requests a call sent while no other is on the wire decides: half of `maxRequests`. */
+  private readonly firstCallRequests: number
 
   /**
    * Adds a request to its batch: `keys` are its rules' keys and block keys, `now` the instant it is decided at (''
@@ -186,7 +195,12 @@ export class Batches {
   private enqueue(request: Pending, aroundMs: number): void {
     const batch = this.cluster ? this.slotBatch(request.keys[0] as string) : this.singleBatch()
     batch.push(request, aroundMs)
-    if (batch.pending.length >= this.maxRequests) {
+    // With no call on the wire, a batch goes at half the size: the rest of the burst follows in a second call, which
+    // Redis decides while this instance reads the first one's reply. One call for all of them would leave each side
+    // idle while the other works, for as long as the requests keep coming back in one turn (each reply's requests
+    // make the next batch).
+    const full = this.onTheWire === 0 ? this.firstCallRequests : this.maxRequests
+    if (batch.pending.length >= full) {
       if (batch === this.single) this.single = undefined
       this.dispatch(batch)
     } else if (!this.scheduled) {

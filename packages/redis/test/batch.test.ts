@@ -29,17 +29,32 @@ test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, e
   // Binding sent one EVAL, the registration of the rule (see rule-registry.ts), before anything else on this
   // connection: count the decisions' commands from here.
   await client.config('RESETSTAT')
-  const users = Array.from({ length: MAX_BATCH_REQUESTS / 5 }, (_, i) => `user:${i}`)
-  const decisions = await Promise.all(users.flatMap((user) => [1, 2, 3, 4, 5].map(() => limiter.consume(user))))
-  expect(users.length * 5).toBeGreaterThan(MAX_BATCH_REQUESTS / 2)
-  expect(await calls('evalsha')).toBe(1)
+  // Four requests a user, one more user with one: MAX_BATCH_REQUESTS / 2 go first (nothing is on the wire yet), the
+  // next MAX_BATCH_REQUESTS together behind it, then the last one alone.
+  const users = Array.from({ length: (3 * MAX_BATCH_REQUESTS) / 2 / 4 }, (_, i) => `user:${i}`)
+  const requests = [...users.flatMap((user) => [user, user, user, user]), 'last']
+  const decisions = await Promise.all(requests.map((user) => limiter.consume(user)))
+  expect(await calls('evalsha')).toBe(3)
   expect(await calls('eval')).toBe(0)
-  // In arrival order: each user's first three are admitted (remaining 2, 1, 0), the other two refused.
+  // In arrival order: each user's first three are admitted (remaining 2, 1, 0), the fourth refused.
   for (let u = 0; u < users.length; u++) {
-    const mine = decisions.slice(5 * u, 5 * u + 5)
-    expect(mine.map((d) => d.allowed)).toEqual([true, true, true, false, false])
-    expect(mine.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0])
+    const mine = decisions.slice(4 * u, 4 * u + 4)
+    expect(mine.map((d) => d.allowed)).toEqual([true, true, true, false])
+    expect(mine.map((d) => d.remaining)).toEqual([2, 1, 0, 0])
   }
+  expect(decisions.at(-1)?.remaining).toBe(2)
+})
+
+test('a burst with nothing on the wire goes as two calls of half a batch: Redis decides the second meanwhile', async () => {
+  const limiter = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1m', store: new RedisStore({ client }) })
+  await client.config('RESETSTAT')
+  const burst = Array.from({ length: MAX_BATCH_REQUESTS }, (_, i) => limiter.consume(`user:${i}`))
+  await Promise.all(burst)
+  expect(await calls('evalsha')).toBe(2)
+  // Fewer than half a batch: one call, as before.
+  await client.config('RESETSTAT')
+  await Promise.all(Array.from({ length: MAX_BATCH_REQUESTS / 2 - 1 }, (_, i) => limiter.consume(`other:${i}`)))
+  expect(await calls('evalsha')).toBe(1)
 })
 
 test('coalesce: false sends each decision as its own call, with the same answers as one batch', async () => {
