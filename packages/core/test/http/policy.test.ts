@@ -233,6 +233,41 @@ describe('createHttpPolicy', () => {
   })
 })
 
+describe('a flood of rejections', () => {
+  const headerOf = (verdict: HttpVerdict, name: string) =>
+    verdict.action === 'skip' ? undefined : verdict.headers?.find(([field]) => field === name)?.[1]
+
+  it('gets the numbers of each moment: reused header values and bodies follow the wait', async () => {
+    let nowMs = 0
+    const store = new MemoryStore({ clock: () => nowMs })
+    const user = policy({ name: 'user', algorithm: 'fixed-window', limit: 1, window: '10s', store })
+    const other = policy({ name: 'other', algorithm: 'fixed-window', limit: 1, window: '1m', store })
+    const seen: [string | undefined, string | undefined, string | undefined][] = []
+    const send = async (p: typeof user) => {
+      const verdict = await p.handle(req(), res(), facts())
+      const json = verdict.action === 'reject' ? verdict.json : undefined
+      seen.push([headerOf(verdict, 'RateLimit'), headerOf(verdict, 'Retry-After'), json])
+    }
+    await send(user)
+    await send(other)
+    for (const at of [1000, 1500, 2000]) {
+      nowMs = at
+      await send(user)
+      await send(other)
+    }
+    expect(seen).toEqual([
+      ['"user";r=0;t=10', undefined, undefined],
+      ['"other";r=0;t=60', undefined, undefined],
+      ['"user";r=0;t=9', '9', '{"error":"rate limit exceeded","retryAfter":9}'],
+      ['"other";r=0;t=59', '59', '{"error":"rate limit exceeded","retryAfter":59}'],
+      ['"user";r=0;t=9', '9', '{"error":"rate limit exceeded","retryAfter":9}'],
+      ['"other";r=0;t=59', '59', '{"error":"rate limit exceeded","retryAfter":59}'],
+      ['"user";r=0;t=8', '8', '{"error":"rate limit exceeded","retryAfter":8}'],
+      ['"other";r=0;t=58', '58', '{"error":"rate limit exceeded","retryAfter":58}'],
+    ])
+  })
+})
+
 describe('writeVerdict', () => {
   function record(verdict: HttpVerdict, custom: boolean) {
     const calls: string[] = []
