@@ -44,17 +44,29 @@ export function writeVerdict(
   })
 }
 
+/** What the middleware returns once a verdict given at once is written: Koa awaits it, and a caller may too. */
+const WRITTEN: Promise<void> = Promise.resolve()
+
 /**
- * Runs one request through a policy (on the Node response, `ctx.res`) and writes its verdict.
+ * Runs one request through a policy (on the Node response, `ctx.res`) and writes its verdict: a verdict given at
+ * once is written at once, without a turn of the microtask queue. As an async function would, it returns a promise
+ * and rejects with what the policy, a key function or `onRejected` throws.
  *
  * @example
- * const middleware = async function shedLoad(ctx, next) { return runPolicy(policy, ctx, next) }
+ * const middleware = function shedLoad(ctx, next) { return runPolicy(policy, ctx, next) }
  */
-export async function runPolicy(
+export function runPolicy(
   policy: RequestPolicy<Context, ServerResponse>,
   ctx: Context,
   next: Next,
   onRejected?: KoaRejected,
 ): Promise<void> {
-  return writeVerdict(await policy.handle(ctx, ctx.res, factsOf(ctx)), ctx, next, onRejected)
+  try {
+    const verdict = policy.handle(ctx, ctx.res, factsOf(ctx))
+    if (verdict instanceof Promise) return verdict.then((settled) => writeVerdict(settled, ctx, next, onRejected))
+    const written = writeVerdict(verdict, ctx, next, onRejected)
+    return written === undefined ? WRITTEN : Promise.resolve(written)
+  } catch (error) {
+    return Promise.reject(error)
+  }
 }

@@ -185,10 +185,10 @@ export function headerWriter(modes: readonly HeaderMode[]): (decision: Decision,
           if (rules === undefined) {
             const policy = policies.of(decision)
             headers.push(['RateLimit-Policy', policy.ietf])
-            headers.push(['RateLimit', `${policy.quotedName};r=${decision.remaining};t=${resetSeconds(decision)}`])
+            headers.push(['RateLimit', policy.ietfItem(decision.remaining, resetSeconds(decision))])
           } else {
             headers.push(['RateLimit-Policy', policies.ietfList(rules)])
-            const items = rules.map((r) => `${policies.of(r).quotedName};r=${r.remaining};t=${resetSeconds(r)}`)
+            const items = rules.map((r) => policies.of(r).ietfItem(r.remaining, resetSeconds(r)))
             headers.push(['RateLimit', items.join(', ')])
           }
           break
@@ -233,11 +233,12 @@ export function rateLimitHeaders(decision: Decision, modes: readonly HeaderMode[
   return headerWriter(modes)(decision, nowMs)
 }
 
-/** A rule's constant header parts, for one limit and window. */
-interface RulePolicy {
-  readonly rule: string
-  readonly limit: number
-  readonly windowMs: number
+/**
+ * A rule's constant header parts, for one limit and window, and its last IETF `RateLimit` item: the requests of one
+ * busy key (a flood of rejections above all) carry the same numbers for a second at a time, and a string made once is
+ * also checked and copied flat once by Node's `setHeader`, where a new one is made, checked and copied every time.
+ */
+class RulePolicy {
   /** `"user";q=100;w=60` */
   readonly ietf: string
   /** `100;w=60` */
@@ -246,6 +247,31 @@ interface RulePolicy {
   readonly limitText: string
   /** `"user"` */
   readonly quotedName: string
+  private itemRemaining = -1
+  private itemResetSeconds = -1
+  private item = ''
+
+  constructor(
+    readonly rule: string,
+    readonly limit: number,
+    readonly windowMs: number,
+    windowSeconds: number,
+  ) {
+    this.ietf = `"${rule}";q=${limit};w=${windowSeconds}`
+    this.draft = `${limit};w=${windowSeconds}`
+    this.limitText = String(limit)
+    this.quotedName = `"${rule}"`
+  }
+
+  /** `"user";r=42;t=18` */
+  ietfItem(remaining: number, resetSeconds: number): string {
+    if (remaining !== this.itemRemaining || resetSeconds !== this.itemResetSeconds) {
+      this.itemRemaining = remaining
+      this.itemResetSeconds = resetSeconds
+      this.item = `${this.quotedName};r=${remaining};t=${resetSeconds}`
+    }
+    return this.item
+  }
 }
 
 /** The constant header parts of each rule seen, remade when a decision brings another limit or window. */
@@ -285,15 +311,5 @@ class Policies {
 }
 
 function policyOf(decision: RuleDecision): RulePolicy {
-  const { rule, limit, windowMs } = decision
-  const w = windowSeconds(decision)
-  return {
-    rule,
-    limit,
-    windowMs,
-    ietf: `"${rule}";q=${limit};w=${w}`,
-    draft: `${limit};w=${w}`,
-    limitText: String(limit),
-    quotedName: `"${rule}"`,
-  }
+  return new RulePolicy(decision.rule, decision.limit, decision.windowMs, windowSeconds(decision))
 }

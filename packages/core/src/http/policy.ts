@@ -1,4 +1,4 @@
-import type { Limiter } from '../limiter/limiter'
+import { consumeNow, type Limiter } from '../limiter/limiter'
 import type { Decision } from '../rules/decision'
 import { headerWriter } from './headers'
 import { costOf, keysOf, type RequestFacts } from './keys'
@@ -25,7 +25,8 @@ import {
 export interface HttpPolicy<Req, Res> extends RequestPolicy<Req, Res> {
   /** The limiter (with a `limit` or `window` function, its rules show placeholders: 1, and 1 s). */
   readonly limiter: Limiter
-  handle(req: Req, res: Res, facts: RequestFacts): Promise<LimitVerdict>
+  /** The verdict, at once when every step can give it at once (see `consumeNow`); an error always rejects. */
+  handle(req: Req, res: Res, facts: RequestFacts): LimitVerdict | Promise<LimitVerdict>
   /** The keys the limiter counts a request under, one per rule (allow and deny lists and `skip` aside). */
   keysOf(req: Req, facts: RequestFacts): Promise<string[]>
   /** The limiter of a request: the limiter itself, or its variant for the request's `limit` and `window`. */
@@ -69,31 +70,73 @@ export function createHttpPolicy<Req, Res>(
     return Array.isArray(limits) ? limiter.withLimits(limits) : limits.then((l) => limiter.withLimits(l))
   }
 
+  function failed(error: unknown): LimitVerdict {
+    return outage.failed(error) ? PASS_UNCOUNTED : STORE_UNAVAILABLE
+  }
+
+  function answer(req: Req, res: Res, request: Charge, decision: Decision): LimitVerdict {
+    outage.answered()
+    if (decision.allowed) refundAfter(req, res, request.keys, request.cost, request.limiter)
+    return verdictOf(decision, request.cost, verdictSettings, settings.rawResponse(res))
+  }
+
+  // The steps below answer in the turn the request arrived in when every one of them can (the IP key, a fixed cost,
+  // the memory store): on a busy server a promise and an await cost more than the rest of a rejection. A key, cost
+  // or limit function that is asynchronous, or a store that is, is waited for where it comes, in the same order.
+  function consume(req: Req, res: Res, request: Charge): LimitVerdict | Promise<LimitVerdict> {
+    let decision: Decision | Promise<Decision>
+    try {
+      decision = consumeNow(request.limiter, request.keys, request.cost)
+    } catch (error) {
+      return failed(error)
+    }
+    if (decision instanceof Promise) return decision.then((d) => answer(req, res, request, d), failed)
+    return answer(req, res, request, decision)
+  }
+
+  function withCost(req: Req, res: Res, requestKeys: string[], requestCost: number) {
+    const requestLimiter = limiterOf(req)
+    if (requestLimiter instanceof Promise) {
+      return requestLimiter.then((l) => consume(req, res, { keys: requestKeys, cost: requestCost, limiter: l }))
+    }
+    return consume(req, res, { keys: requestKeys, cost: requestCost, limiter: requestLimiter })
+  }
+
+  function withKeys(req: Req, res: Res, requestKeys: string[]): LimitVerdict | Promise<LimitVerdict> {
+    const requestCost = cost(req)
+    if (typeof requestCost !== 'number') return requestCost.then((c) => withCost(req, res, requestKeys, c))
+    return withCost(req, res, requestKeys, requestCost)
+  }
+
+  function decide(req: Req, res: Res, facts: RequestFacts): LimitVerdict | Promise<LimitVerdict> {
+    const requestKeys = keys(req, facts)
+    if (!Array.isArray(requestKeys)) return requestKeys.then((k) => withKeys(req, res, k))
+    return withKeys(req, res, requestKeys)
+  }
+
+  /** The lists and `skip`, then the limit. */
+  async function screened(req: Req, res: Res, facts: RequestFacts): Promise<LimitVerdict> {
+    // The lists come first: a denied client learns nothing of the limits, an allowed one is not counted.
+    if (denyList !== undefined && (await denyList(req, facts.ip)) === true) return FORBIDDEN
+    if (allowList !== undefined && (await allowList(req, facts.ip)) === true) return SKIP
+    if (skip !== undefined && (await skip(req)) === true) return SKIP
+    return decide(req, res, facts)
+  }
+
+  /** Without lists or `skip`: the limit alone. A key or cost function's error rejects, as it does when awaited. */
+  function limited(req: Req, res: Res, facts: RequestFacts): LimitVerdict | Promise<LimitVerdict> {
+    try {
+      return decide(req, res, facts)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  const screens = denyList !== undefined || allowList !== undefined || skip !== undefined
   return {
     limiter,
     perRequestLimits: limitsOf !== undefined,
-    async handle(req, res, facts) {
-      // The lists come first: a denied client learns nothing of the limits, an allowed one is not counted.
-      if (denyList !== undefined && (await denyList(req, facts.ip)) === true) return FORBIDDEN
-      if (allowList !== undefined && (await allowList(req, facts.ip)) === true) return SKIP
-      if (skip !== undefined && (await skip(req)) === true) return SKIP
-      // Awaited only when a key, cost or limit function was asynchronous: an await costs a turn of the microtask queue.
-      let requestKeys = keys(req, facts)
-      if (!Array.isArray(requestKeys)) requestKeys = await requestKeys
-      let requestCost = cost(req)
-      if (typeof requestCost !== 'number') requestCost = await requestCost
-      let requestLimiter = limiterOf(req)
-      if (requestLimiter instanceof Promise) requestLimiter = await requestLimiter
-      let decision: Decision
-      try {
-        decision = await requestLimiter.consume(requestKeys, requestCost)
-      } catch (error) {
-        return outage.failed(error) ? PASS_UNCOUNTED : STORE_UNAVAILABLE
-      }
-      outage.answered()
-      if (decision.allowed) refundAfter(req, res, requestKeys, requestCost, requestLimiter)
-      return verdictOf(decision, requestCost, verdictSettings, settings.rawResponse(res))
-    },
+    handle: screens ? screened : limited,
     async keysOf(req, facts) {
       return keys(req, facts)
     },
@@ -101,6 +144,13 @@ export function createHttpPolicy<Req, Res>(
       return limiterOf(req)
     },
   }
+}
+
+/** What one request is charged: its keys (one per rule), its cost and the limiter of its limits. */
+interface Charge {
+  readonly keys: string[]
+  readonly cost: number
+  readonly limiter: Limiter
 }
 
 /** With a `refund` option: when an admitted response ends, asks it whether to give the cost back. */

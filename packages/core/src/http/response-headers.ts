@@ -10,8 +10,15 @@ interface Passed {
   readonly modes: readonly HeaderMode[]
 }
 
-/** Per response, every limiter it passed so far, in order. */
-const PASSED = new WeakMap<object, Passed[]>()
+/**
+ * Per response, every limiter it passed so far, in order, kept on the response under a symbol of its own: a WeakMap
+ * entry for each response cost more than the rest of a rejection's headers together (about half a microsecond on a
+ * busy Koa server: each new key is hashed into the map's table, which grows and is swept with the responses' churn).
+ */
+const PASSED = Symbol('sluice.passed')
+
+/** A response as this file sees it: any object, with the limiters it passed once one has. */
+type Marked = { [PASSED]?: Passed[] }
 
 /** The writers of merged mode lists, made once each: a few lists at most in one app. */
 const WRITERS = new Map<string, HeaderWriter>()
@@ -41,9 +48,9 @@ export function responseHeaders(
   nowMs: number,
 ): [string, string][] {
   if (modes.length === 0) return []
-  const passed = PASSED.get(response)
+  const passed = (response as Marked)[PASSED]
   if (passed === undefined) {
-    PASSED.set(response, [{ decision, modes }])
+    ;(response as Marked)[PASSED] = [{ decision, modes }]
     return write(decision, nowMs)
   }
   passed.push({ decision, modes })

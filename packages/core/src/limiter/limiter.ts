@@ -148,6 +148,20 @@ export function createLimiter(limiterOptions: LimiterOptions): Limiter {
   return base
 }
 
+/**
+ * `limiter.consume(keys, cost)` for the HTTP policies, which answer a request in the turn it arrived in when they can:
+ * the Decision itself when the store decides in memory (and nobody listens for events), else the promise. An invalid
+ * key or cost throws here, where `consume` would reject.
+ *
+ * @example
+ * const decision = consumeNow(limiter, ['192.0.2.7'], 1)
+ * if (decision instanceof Promise) return decision.then(answer)
+ * return answer(decision)
+ */
+export function consumeNow(limiter: Limiter, keys: readonly string[], cost: number): Decision | Promise<Decision> {
+  return limiter instanceof RuleLimiter ? limiter.consumeNow(keys, cost) : limiter.consume(keys, cost)
+}
+
 /** A cost given per call is checked where it arrives: a clear error, never a wrong decision. */
 function checkCost(cost: unknown): void {
   if (!isCost(cost)) throw new TypeError(`sluice: cost must be a positive whole number (got ${describe(cost)})`)
@@ -180,6 +194,16 @@ class RuleLimiter implements Limiter {
 
   peek(key: string | readonly string[], cost = this.defaultCost): Promise<Decision> {
     return this.decide(this.bound, key, cost, 'peek')
+  }
+
+  /** `consume`, answered at once when it can be (see {@link consumeNow}); throws what `consume` rejects with. */
+  consumeNow(keys: readonly string[], cost: number): Decision | Promise<Decision> {
+    const { bound } = this
+    // Events measure the store's promise; a cost that can never fit is peeked at first: both go the one way.
+    if (bound.applyNow === undefined || observed() || cost > this.largestFit) return this.consume(keys, cost)
+    const checked = this.keysFor(keys)
+    checkCost(cost)
+    return bound.applyNow(checked, cost, true)
   }
 
   async refund(key: string | readonly string[], cost = this.defaultCost): Promise<void> {

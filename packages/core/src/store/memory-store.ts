@@ -112,9 +112,11 @@ class MemoryBinding implements BoundStore {
   }
 
   apply(keys: readonly string[], cost: number, charge: boolean): Promise<Decision> {
-    return Promise.resolve(
-      this.simple ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge),
-    )
+    return Promise.resolve(this.applyNow(keys, cost, charge))
+  }
+
+  applyNow(keys: readonly string[], cost: number, charge: boolean): Decision {
+    return this.simple ? this.decideOne(keys[0] as string, cost, charge) : this.decideAll(keys, cost, charge)
   }
 
   refund(keys: readonly string[], cost: number): Promise<void> {

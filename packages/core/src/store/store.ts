@@ -74,6 +74,11 @@ export interface BoundStore {
    */
   apply(keys: readonly string[], cost: number, charge: boolean, trace?: DecisionTrace): Promise<Decision>
   /**
+   * `apply` without the promise, for a store that decides without I/O (the memory store): the HTTP policies then
+   * answer a request in the turn it arrived in. Called only while nobody listens on `sluice:decision`.
+   */
+  applyNow?(keys: readonly string[], cost: number, charge: boolean): Decision
+  /**
    * Gives `cost` back to each key, after a charged request that should not count (see the algorithms' `Refund`).
    * Each key is refunded on its own; a refund never goes below a new key's state.
    */

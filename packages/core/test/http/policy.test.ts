@@ -233,6 +233,67 @@ describe('createHttpPolicy', () => {
   })
 })
 
+describe('answering at once', () => {
+  const headerOf = (verdict: HttpVerdict, name: string) =>
+    verdict.action === 'skip' ? undefined : verdict.headers?.find(([field]) => field === name)?.[1]
+
+  it('on the memory store, a verdict and not a promise; through a promise when a key is asynchronous', async () => {
+    const now = policy({ limit: 1, window: '1m' })
+    expect(now.handle(req(), res(), facts())).toMatchObject({ action: 'pass' })
+    expect(now.handle(req(), res(), facts())).toMatchObject({ action: 'reject', status: 429 })
+    const later = policy({ limit: 1, window: '1m', key: async () => 'k' })
+    const first = later.handle(req(), res(), facts())
+    expect(first).toBeInstanceOf(Promise)
+    expect(await first).toMatchObject({ action: 'pass' })
+    expect(await later.handle(req(), res(), facts())).toMatchObject({ action: 'reject', status: 429 })
+  })
+
+  it('a key or cost function that throws rejects the promise, as it did when every verdict was awaited', async () => {
+    const badKey = policy({
+      limit: 1,
+      window: '1m',
+      key: () => {
+        throw new Error('no session')
+      },
+    })
+    const verdict = badKey.handle(req(), res(), facts())
+    expect(verdict).toBeInstanceOf(Promise)
+    await expect(verdict).rejects.toThrow('no session')
+    const badCost = policy({ limit: 1, window: '1m', cost: () => 0 })
+    await expect(badCost.handle(req(), res(), facts())).rejects.toThrow('option "cost" must return')
+  })
+
+  it('a flood of rejections gets the numbers of each moment: reused header values and bodies follow the wait', () => {
+    let nowMs = 0
+    const store = new MemoryStore({ clock: () => nowMs })
+    const user = policy({ name: 'user', algorithm: 'fixed-window', limit: 1, window: '10s', store })
+    const other = policy({ name: 'other', algorithm: 'fixed-window', limit: 1, window: '1m', store })
+    const seen: [string | undefined, string | undefined, string | undefined][] = []
+    const send = (p: typeof user) => {
+      const verdict = p.handle(req(), res(), facts()) as HttpVerdict
+      const json = verdict.action === 'reject' ? verdict.json : undefined
+      seen.push([headerOf(verdict, 'RateLimit'), headerOf(verdict, 'Retry-After'), json])
+    }
+    send(user)
+    send(other)
+    for (const at of [1000, 1500, 2000]) {
+      nowMs = at
+      send(user)
+      send(other)
+    }
+    expect(seen).toEqual([
+      ['"user";r=0;t=10', undefined, undefined],
+      ['"other";r=0;t=60', undefined, undefined],
+      ['"user";r=0;t=9', '9', '{"error":"rate limit exceeded","retryAfter":9}'],
+      ['"other";r=0;t=59', '59', '{"error":"rate limit exceeded","retryAfter":59}'],
+      ['"user";r=0;t=9', '9', '{"error":"rate limit exceeded","retryAfter":9}'],
+      ['"other";r=0;t=59', '59', '{"error":"rate limit exceeded","retryAfter":59}'],
+      ['"user";r=0;t=8', '8', '{"error":"rate limit exceeded","retryAfter":8}'],
+      ['"other";r=0;t=58', '58', '{"error":"rate limit exceeded","retryAfter":58}'],
+    ])
+  })
+})
+
 describe('writeVerdict', () => {
   function record(verdict: HttpVerdict, custom: boolean) {
     const calls: string[] = []
