@@ -46,7 +46,12 @@ test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, e
 })
 
 test('a burst with nothing on the wire goes as two calls of half a batch: Redis decides the second meanwhile', async () => {
-  const limiter = createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1m', store: new RedisStore({ client }) })
+  const limiter = createLimiter({
+    algorithm: 'fixed-window',
+    limit: 5,
+    window: '1m',
+    store: new RedisStore({ client }),
+  })
   await client.config('RESETSTAT')
   const burst = Array.from({ length: MAX_BATCH_REQUESTS }, (_, i) => limiter.consume(`user:${i}`))
   await Promise.all(burst)
