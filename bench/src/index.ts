@@ -15,7 +15,7 @@ import { runProtect } from './protect'
 import { runRedis } from './redis'
 import { redisVersion } from './redis-env'
 
-/** The parts, in order; `--only core,http` picks some of them. */
+/** The parts, in order; `--only=core,http` picks some of them (see `onlyParts`). */
 export const PARTS: Readonly<Record<string, () => Promise<PartResult>>> = {
   core: runCore,
   http: runHttp,
@@ -90,9 +90,24 @@ export function renderReport(
   ].join('\n')
 }
 
+/**
+ * The parts `--only=core,http` (or `--only core,http`) names; undefined without it. A name that is no part is an
+ * error: a typo would otherwise run nothing and print an empty report.
+ */
+export function onlyParts(argv: readonly string[]): string[] | undefined {
+  const at = argv.findIndex((arg) => arg === '--only' || arg.startsWith('--only='))
+  if (at === -1) return undefined
+  const value = argv[at] === '--only' ? argv[at + 1] : argv[at]?.slice('--only='.length)
+  const names = (value ?? '').split(',').filter((name) => name !== '')
+  const unknown = names.filter((name) => !(name in PARTS))
+  if (names.length === 0 || unknown.length > 0) {
+    throw new Error(`bench: --only takes parts among ${Object.keys(PARTS).join(', ')} (got ${JSON.stringify(value)})`)
+  }
+  return names
+}
+
 async function main(): Promise<void> {
-  const onlyArg = process.argv.find((arg) => arg.startsWith('--only='))
-  const only = onlyArg?.slice('--only='.length).split(',')
+  const only = onlyParts(process.argv)
   const startedAt = new Date()
   const results: PartResult[] = []
   for (const [name, run] of Object.entries(PARTS)) {

@@ -2,7 +2,7 @@
 // with finite numbers. Nothing here is about speed. The child processes (HTTP servers, memory) load the built
 // packages, so this needs `npm run build` first (as `npm test` does).
 import { type PartResult, settings, type Table } from '../src/harness'
-import { machine, PARTS, renderReport } from '../src/index'
+import { machine, onlyParts, PARTS, renderReport } from '../src/index'
 
 jest.setTimeout(120_000)
 settings.tiny = true
@@ -42,4 +42,12 @@ it('renders one report with every part and the machine it ran on', () => {
   const report = renderReport(machine('7.0.0'), results)
   for (const result of results) expect(report).toContain(result.title)
   expect(report).toContain('Node v')
+})
+
+test('--only picks parts by name, with = or a space, and refuses a name that is no part', () => {
+  expect(onlyParts(['node', 'index.ts'])).toBeUndefined()
+  expect(onlyParts(['node', 'index.ts', '--only=redis'])).toEqual(['redis'])
+  expect(onlyParts(['node', 'index.ts', '--only', 'core,http'])).toEqual(['core', 'http'])
+  expect(() => onlyParts(['node', 'index.ts', '--only=rediss'])).toThrow('bench: --only takes parts among core, http')
+  expect(() => onlyParts(['node', 'index.ts', '--only'])).toThrow('bench: --only takes parts among')
 })
