@@ -151,6 +151,8 @@ export class Batches {
   private scheduled = false
   /** Calls sent and not answered yet. */
   private onTheWire = 0
+  /** The most requests a call sent while no other is on the wire decides: half of `maxRequests`. */
+  private readonly firstCallRequests: number
 
   constructor(
     private readonly client: Pick<StoreClient, 'evalsha' | 'eval'>,
@@ -164,9 +166,6 @@ export class Batches {
   ) {
     this.firstCallRequests = Math.max(1, maxRequests >> 1)
   }
-
-  /** The most requests a call sent while no other is on the wire decides: half of `maxRequests`. */
-  private readonly firstCallRequests: number
 
   /**
    * Adds a request to its batch: `keys` are its rules' keys and block keys, `now` the instant it is decided at (''
