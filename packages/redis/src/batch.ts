@@ -51,8 +51,13 @@ class Batch {
   readonly setArgs: (string | number)[]
   /** Each rule set of this batch, by its number less one (a calendar set is never shared: undefined). */
   readonly ruleSets: (RuleSet | undefined)[]
-  /** Per request: its rule set (from 1), mode, cost, and now ('' = Redis's clock). */
+  /**
+   * The requests as runs of consecutive ones that share rule set, mode, cost and now: per run, how many, their rule set
+   * (from 1), mode, cost, and now ('' = Redis's clock). See main.lua.
+   */
   readonly requestArgs: (string | number)[] = []
+  /** Per request, its rule set's number (from 1): a batch made of some of them ({@link only}) cuts the runs anew. */
+  private readonly setNumbers: number[] = []
   readonly pending: Pending[] = []
   mask: number
   /** Whether it has gone to Redis (it filled up before the turn ended). */
@@ -72,26 +77,39 @@ class Batch {
 
   /** Adds `request`, with calendar boundaries around `aroundMs`. */
   push(request: Pending, aroundMs: number): void {
-    const set = this.setOf(request.ruleSet, aroundMs)
-    const { keys } = request
-    for (let i = 0; i < keys.length; i++) this.keys.push(keys[i] as string)
-    this.requestArgs.push(set, request.mode, request.cost, request.now)
-    this.pending.push(request)
+    this.append(request, this.setOf(request.ruleSet, aroundMs))
   }
 
   /** A batch of the requests of this one that `keep` picks, with the same rule sets; undefined when it picks none. */
   only(keep: (request: Pending) => boolean): Batch | undefined {
     const kept = new Batch(this)
-    const { requestArgs, pending } = this
+    const { setNumbers, pending } = this
     for (let i = 0; i < pending.length; i++) {
       const request = pending[i] as Pending
-      if (keep(request)) {
-        for (const key of request.keys) kept.keys.push(key)
-        for (let a = 4 * i; a < 4 * i + 4; a++) kept.requestArgs.push(requestArgs[a] as string | number)
-        kept.pending.push(request)
-      }
+      if (keep(request)) kept.append(request, setNumbers[i] as number)
     }
     return kept.pending.length === 0 ? undefined : kept
+  }
+
+  /** Adds `request` of rule set number `set`: to the last run when it shares that run's arguments, else as a new run. */
+  private append(request: Pending, set: number): void {
+    const { keys } = request
+    for (let i = 0; i < keys.length; i++) this.keys.push(keys[i] as string)
+    const { requestArgs } = this
+    const run = requestArgs.length - 5
+    if (
+      run >= 0 &&
+      requestArgs[run + 1] === set &&
+      requestArgs[run + 2] === request.mode &&
+      requestArgs[run + 3] === request.cost &&
+      requestArgs[run + 4] === request.now
+    ) {
+      requestArgs[run] = (requestArgs[run] as number) + 1
+    } else {
+      requestArgs.push(1, set, request.mode, request.cost, request.now)
+    }
+    this.setNumbers.push(set)
+    this.pending.push(request)
   }
 
   /** The number of `ruleSet` in this batch; a calendar set has its own boundaries, so its own entry. */

@@ -45,6 +45,70 @@ test('the decisions made in one turn share one EVALSHA per MAX_BATCH_REQUESTS, e
   expect(decisions.at(-1)?.remaining).toBe(2)
 })
 
+test('a burst sends its requests as runs of shared arguments; a change of limiter, mode or cost mid-burst keeps order', async () => {
+  const rule = { algorithm: 'fixed-window', limit: 4, window: '1m' } as const
+  const store = new RedisStore({ client })
+  const a = createLimiter({ ...rule, prefix: 'a', store })
+  const b = createLimiter({ ...rule, prefix: 'b', store })
+  const memoryA = createLimiter({ ...rule, prefix: 'a' })
+  const memoryB = createLimiter({ ...rule, prefix: 'b' })
+  // Bind both limiters first (each registers its rule with one call), then watch the calls of one turn.
+  await Promise.all([a.peek('x'), b.peek('x')])
+  const evalsha = jest.spyOn(client, 'evalsha')
+  try {
+    // One limiter, one mode and cost: one run, however many requests (the first call holds half a batch).
+    await Promise.all(Array.from({ length: 20 }, (_, i) => a.consume(`same:${i % 3}`)))
+    expect(evalsha).toHaveBeenCalledTimes(1)
+    const args = evalsha.mock.calls[0] as unknown[]
+    const keyCount = args[1] as number
+    expect(keyCount).toBe(20)
+    // The keys, extra ttl, not after, one rule set (its count and six numbers), then one run: 20, set 1, charge, 1, ''.
+    expect(args.slice(2 + keyCount + 3 + 7)).toEqual([20, 1, 'charge', 1, ''])
+    evalsha.mockClear()
+
+    // Interleaved: each change starts a run, and every request is decided in arrival order, as one store in memory
+    // decides them one after the other.
+    type Step = [limiter: 'a' | 'b', op: 'consume' | 'peek', key: string, cost: number]
+    const steps: Step[] = [
+      ['a', 'consume', 'k', 1],
+      ['a', 'consume', 'k', 1],
+      ['a', 'consume', 'k', 2],
+      ['b', 'consume', 'k', 2],
+      ['a', 'peek', 'k', 1],
+      ['a', 'consume', 'k', 1],
+      ['b', 'consume', 'k', 1],
+      ['b', 'consume', 'k', 1],
+      ['a', 'consume', 'k', 1],
+      ['b', 'peek', 'k', 3],
+      ['b', 'consume', 'k', 1],
+    ]
+    const run = (pick: (name: 'a' | 'b') => typeof a) =>
+      steps.map(([name, op, key, cost]) => (op === 'peek' ? pick(name).peek(key, cost) : pick(name).consume(key, cost)))
+    const fromRedis = await Promise.all(run((name) => (name === 'a' ? a : b)))
+    expect(evalsha).toHaveBeenCalledTimes(1)
+    const expected = []
+    for (const decision of run((name) => (name === 'a' ? memoryA : memoryB))) expected.push(await decision)
+    const view = (d: { allowed: boolean; remaining: number }) => [d.allowed, d.remaining]
+    expect(fromRedis.map(view)).toEqual(expected.map(view))
+    // a: 1, 1, 2 admitted (4 used), a peek, then refused twice; b: 2, 1, 1 admitted, a peek of 3 refused, then refused.
+    expect(fromRedis.map((d) => d.allowed)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+      false,
+      false,
+      false,
+    ])
+  } finally {
+    evalsha.mockRestore()
+  }
+})
+
 test('a burst with nothing on the wire goes as two calls of half a batch: Redis decides the second meanwhile', async () => {
   const limiter = createLimiter({
     algorithm: 'fixed-window',

@@ -7,8 +7,10 @@
 --       '' = any), the number of rule sets, then each rule set: its rule count,
 --       then per rule: algorithm code, limit, window_ms, rate_numerator, rate_denominator, block_ms, and as many
 --       period boundaries as its algorithm takes (a calendar window: 4, around the instance's clock);
---       then per request: its rule set (from 1), mode ('charge' | 'peek' | 'refund'), cost, now (ms; '' = the Redis
---       server's TIME).
+--       then the requests, as runs of consecutive ones that share rule set, mode, cost and instant: per run, how
+--       many requests, their rule set (from 1), mode ('charge' | 'peek' | 'refund'), cost, now (ms; '' = the Redis
+--       server's TIME). A burst of one route is most often one run: each argument costs Redis about 750 instructions
+--       to take in (the four of a request were 6% of a fixed-window decision's), and this instance its bytes to send.
 -- KEYS: per request, in order: one key per rule of its set, then the block key of each rule with a block.
 -- Returns, per request in order, five numbers per rule: allowed (1 | 0), remaining, reset_ms, retry_after_ms (-1 =
 -- never), and delay_ms for a rule that admits or the rest of its key's block (0: none) for one that refuses (a refusal
@@ -302,24 +304,27 @@ end
 local first = 1
 local arguments = #ARGV
 while at < arguments do
-  local rules = sets[ARGV[at + 1] + 0]
-  local mode, cost, request_now = ARGV[at + 2], ARGV[at + 3] + 0, ARGV[at + 4]
-  at = at + 4
+  local count, rules = ARGV[at + 1] + 0, sets[ARGV[at + 2] + 0]
+  local mode, cost, request_now = ARGV[at + 3], ARGV[at + 4] + 0, ARGV[at + 5]
+  at = at + 5
   if request_now == '' then now = redis_now else now = request_now + 0 end
-  local before = n
-  local ok, problem
-  if rules.single then
-    ok, problem = pcall(decide_one, rules[1], KEYS[first], mode, cost)
-  else
-    ok, problem = pcall(decide, rules, first, mode, cost)
+  local single, keys = rules.single, rules.keys
+  for _ = 1, count do
+    local before = n
+    local ok, problem
+    if single then
+      ok, problem = pcall(decide_one, rules[1], KEYS[first], mode, cost)
+    else
+      ok, problem = pcall(decide, rules, first, mode, cost)
+    end
+    if not ok then
+      -- The numbers of a rule that came before the failure are taken back: the request's entry is its error alone.
+      for i = n, before + 1, -1 do replies[i] = nil end
+      n = before + 1
+      replies[n] = failure(problem)
+    end
+    first = first + keys
   end
-  if not ok then
-    -- The numbers of a rule that came before the failure are taken back: the request's entry is its error alone.
-    for i = n, before + 1, -1 do replies[i] = nil end
-    n = before + 1
-    replies[n] = failure(problem)
-  end
-  first = first + rules.keys
 end
 replies[n + 1] = redis_now
 for i = n + 2, 6 do replies[i] = nil end
