@@ -37,13 +37,18 @@ export interface AlgorithmSource {
    * whole: the sliding log, whose value grows with its limit.
    */
   readonly ownsKey?: boolean
+  /**
+   * Whether its key outlives its state: the key expires at `<name>_key_expires_at` of the state, and the state at
+   * `<name>_expires_at` (see `write` in main.lua). The sliding window, whose state expires later with each charge.
+   */
+  readonly keyOutlivesState?: boolean
 }
 
 /** Each algorithm by its code (the `algorithmCode` of a rule, part of its keys), in the order scripts hold them. */
 export const ALGORITHM_SOURCES: { readonly [code: string]: AlgorithmSource } = {
   fw: { name: 'fixed_window', source: fixedWindow, helpers: [windowCount], boundaries: 0 },
   sl: { name: 'sliding_log', source: slidingLog, boundaries: 0, ownsKey: true },
-  sw: { name: 'sliding_window', source: slidingWindow, boundaries: 0 },
+  sw: { name: 'sliding_window', source: slidingWindow, boundaries: 0, keyOutlivesState: true },
   tb: { name: 'token_bucket', source: tokenBucket, boundaries: 0 },
   lb: { name: 'leaky_bucket', source: leakyBucket, boundaries: 0 },
   lq: { name: 'leaky_queue', source: leakyQueue, boundaries: 0 },
@@ -66,12 +71,13 @@ export function scriptFor(codes: readonly string[]): Script {
     throw new Error(`sluice: no Redis script for the algorithms ${JSON.stringify(codes)}`)
   }
   const algorithms = used.map((code) => ALGORITHM_SOURCES[code] as AlgorithmSource)
-  const table = algorithms.map(({ name, boundaries, ownsKey }, i) => {
+  const table = algorithms.map(({ name, boundaries, ownsKey, keyOutlivesState }, i) => {
     const outside = boundaries > 0 ? `, outside = ${name}_outside` : ''
+    const life = keyOutlivesState ? `, key_expires_at = ${name}_key_expires_at, expires_at = ${name}_expires_at` : ''
     const storage = ownsKey
       ? `read = ${name}_read, write = ${name}_write`
       : `decode = ${name}_decode, encode = ${name}_encode`
-    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, ${storage}, boundaries = ${boundaries}${outside} },`
+    return `  ${used[i]} = { step = ${name}, refund = ${name}_refund, ${storage}, boundaries = ${boundaries}${outside}${life} },`
   })
   const helpers = new Set(algorithms.flatMap((a) => a.helpers ?? []))
   const source = [

@@ -400,7 +400,7 @@ describe('time and expiry', () => {
   })
 
   test('after a run every key has a TTL: the time until its state is a new key state', async () => {
-    const algorithms = ['fixed-window', 'sliding-log', 'sliding-window', 'token-bucket', 'leaky-bucket'] as const
+    const algorithms = ['fixed-window', 'sliding-log', 'token-bucket', 'leaky-bucket'] as const
     for (const algorithm of algorithms) {
       const limiter = createLimiter({ algorithm, limit: 5, window: '1m', store: new RedisStore({ client }) })
       // The slowest round trip so far per key: a rejection answered by the local short-circuit is aged from the
@@ -423,11 +423,79 @@ describe('time and expiry', () => {
         expect(ttl).toBeGreaterThanOrEqual(decision.resetMs - Math.ceil(elapsedMs) - 3)
       }
     }
-    expect(await stateKeys()).toHaveLength(35)
-    // Those 35 and the registries: one per algorithm's key space, and the leaky bucket's queue (`schedule`).
+    expect(await stateKeys()).toHaveLength(28)
+    // Those 28 and the registries: one per algorithm's key space, and the leaky bucket's queue (`schedule`).
     const keys = await client.keys('*')
-    expect(keys).toHaveLength(41)
+    expect(keys).toHaveLength(33)
     for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(0)
+  })
+
+  test('a sliding window key lives until the end of the window after its last charge: each charge writes in place', async () => {
+    const windowMs = 60_000
+    const limiter = createLimiter({
+      algorithm: 'sliding-window',
+      limit: 5,
+      window: windowMs,
+      store: new RedisStore({ client }),
+    })
+    await limiter.peek('ttl:0') // binds the rule (one EVAL registers it), then count the writes from here
+    await client.config('RESETSTAT')
+    for (let i = 0; i < 40; i++) {
+      const userKey = `ttl:${i % 7}`
+      const decision = await limiter.consume(userKey, 1 + (i % 2))
+      const key = redisKeyOf(limiter.rules[0] as CompiledRule, userKey)
+      const [expiresAt, [seconds, micros]] = await Promise.all([
+        client.call('PEXPIRETIME', key) as Promise<number>,
+        client.time(),
+      ])
+      const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+      // On a window's boundary (the windows are whole multiples of 1 minute of Redis's clock), the end of the window
+      // after the one that holds the last charge: later than the state matters, by less than a window.
+      expect(expiresAt % windowMs).toBe(0)
+      expect(expiresAt - redisNow).toBeLessThanOrEqual(2 * windowMs)
+      expect(expiresAt - redisNow).toBeGreaterThan(windowMs)
+      if (decision.allowed) expect(expiresAt - redisNow).toBeGreaterThanOrEqual(decision.resetMs - 50)
+    }
+    // Seven keys, each written with SET once (its first charge) and in place (SETRANGE) from then on, keeping its
+    // expiry, unless a key's window ended meanwhile.
+    const stats = await commandCalls()
+    expect(stats['set'] ?? 0).toBeLessThanOrEqual(7 + 7)
+    expect(stats['setrange'] ?? 0).toBeGreaterThan(0)
+  })
+
+  test('a sliding window state expires when its estimate is 0 for good, though its key lives on', async () => {
+    let now = 1_000_000
+    const options = { algorithm: 'sliding-window', limit: 5, window: 1_000 } as const
+    const store = replayStore({ client, clock: () => now, shortCircuitMaxKeys: 0 })
+    const fromRedis = createLimiter({ ...options, store })
+    const fromMemory = createLimiter({ ...options, store: new MemoryStore({ clock: () => now }) })
+    const same = async (run: (limiter: typeof fromRedis) => Promise<unknown>) =>
+      expect(await run(fromRedis)).toEqual(await run(fromMemory))
+    // Three charged in the window from 1 000 000: the estimate is 0 for good from 1 001 667 (floor(3 * 333 / 1000)),
+    // while its key holds 1 002 000, the end of the next window, as when it expires.
+    await same((l) => l.consume('k', 3))
+    now = 1_001_666
+    await same((l) => l.peek('k'))
+    expect((await fromRedis.peek('k')).remaining).toBe(4)
+    now = 1_001_667
+    await same((l) => l.peek('k'))
+    expect((await fromRedis.peek('k')).remaining).toBe(5)
+    // The clock steps back into the window of the charge: memory forgot the state at its reset, and so does Redis.
+    now = 1_000_200
+    await same((l) => l.consume('k', 5))
+
+    // A key an earlier version wrote holds its state's own expiry (here 1 001 667 again): read the same way.
+    const key = redisKeyOf(fromRedis.rules[0] as CompiledRule, 'earlier')
+    const value = Buffer.alloc(32)
+    for (const [i, n] of [1_001_667, 1_000_000, 0, 3].entries()) value.writeDoubleLE(n, 8 * i)
+    await client.set(key, value, 'PX', 3_600_000)
+    await fromMemory.consume('earlier', 3) // memory's state, as of the same charge (now is 1 000 200)
+    now = 1_001_666
+    await same((l) => l.peek('earlier'))
+    now = 1_001_667
+    await same((l) => l.peek('earlier'))
+    now = 1_000_300
+    await same((l) => l.consume('earlier', 5))
   })
 
   test('every key of a stacked request gets its expiry, not only the first', async () => {

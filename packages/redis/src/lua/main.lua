@@ -28,7 +28,8 @@
 -- And last, the Redis time the call ran at (the instance's view of the Redis clock, for the deadlines of its next
 -- calls). Or, when Redis runs the call after its deadline (the instance gave up on it, and a client sent it again, or
 -- Redis read it late), the error 'SLUICELATE <Redis time>' for the whole call: nothing is read or written.
--- A stored value is when the state becomes a new key's state, then the state, as each algorithm's encode writes it.
+-- A stored value is when its key expires, then the state, as each algorithm's encode writes it: the instant the state
+-- becomes a new key's state, or for an algorithm whose key outlives its state, a later one (see `write`).
 
 -- A number argument is read as `ARGV[i] + 0`: Lua converts the string as tonumber does, without calling a C function
 -- (about 1 000 instructions of Redis less each, see math.lua); every such argument is always a number.
@@ -70,10 +71,11 @@ local function set_expiring(key, value, ms)
   end
 end
 
--- The key's state, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL may lag by up
--- to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm; third: when the
--- state read expires, and fourth: how long its value is.
-local function read(key, algorithm)
+-- The key's state under rule `p`, as MemoryStore keeps it: a state past its expiry is a new key's state (the real TTL
+-- may lag by up to extra_ttl_ms). Second result: what the key holds instead, when it is no state of this algorithm;
+-- third: when the key expires, as its value says; fourth: how long its value is; fifth: when the state read expires.
+local function read(key, p)
+  local algorithm = p.algorithm
   if algorithm.read ~= nil then
     -- An algorithm that reads its key itself (the sliding log, a view on a long value) says when its state expires.
     local state, unusable = algorithm.read(key)
@@ -88,22 +90,35 @@ local function read(key, algorithm)
   if type(value) == 'table' then return nil, 'holds a ' .. redis.call('TYPE', key).ok end
   -- A value this script wrote is exactly as long as its numbers, and every number in it is a whole one (see `whole`):
   -- each algorithm's decode checks both (`whole_doubles`), and answers nil for anything else (something else wrote it).
-  local expires_at, state = algorithm.decode(value)
-  if expires_at == nil then return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm' end
+  local key_expires_at, state = algorithm.decode(value)
+  if key_expires_at == nil then return nil, 'holds ' .. #value .. ' bytes that are no state of this algorithm' end
+  -- A key that outlives its state (see `write`) holds the instant its algorithm keeps such keys until, and the state
+  -- says when it expires itself; any other holds when its state expires.
+  local expires_at = key_expires_at
+  if algorithm.key_expires_at ~= nil and key_expires_at == algorithm.key_expires_at(state, p) then
+    expires_at = algorithm.expires_at(state, p)
+  end
   if expires_at <= now then
     -- Gone for good, as when Redis expires it (the replay clock's keys outlive their expiry): a clock that then
     -- stepped back must not bring the state back.
     redis.call('DEL', key)
     return nil
   end
-  return state, nil, expires_at, #value
+  return state, nil, key_expires_at, #value, expires_at
 end
 
 -- Writes a step's new state, to expire when the key is back to its full allowance (reset_ms from now), and while the
 -- key's time is ahead of the clock (it stepped back, see key-time.lua) that much later, as MemoryStore keeps it. A
--- state that expires when the one read did (a fixed or sliding window within its window) and is as long is written
--- over the old one in place, which keeps the key's expiry: setting an expiry costs Redis more than the write itself.
-local function write(key, algorithm, step, read_expires_at, read_length)
+-- state whose key expires when the one read did (a fixed window within its window) and is as long is written over the
+-- old one in place, which keeps the key's expiry: setting an expiry costs Redis more than twice the write itself.
+-- An algorithm whose state expires later with each charge (the sliding window) keeps its key until an instant that
+-- all the states of a window share (`key_expires_at`), later than the state's own expiry, which `read` then works out
+-- from the state (`expires_at`); the key outlives its state by less than a window. Not for a blocked rule's step,
+-- kept until the block ends (a write only when the clock stepped back): its value holds that instant, as any other.
+-- (Should that instant be the window's `key_expires_at` to the millisecond, the state is read as expiring on its own,
+-- earlier: faded by then, it decides as a new key's state would, unless the clock steps back again.)
+local function write(key, p, step, read_key_expires_at, read_length)
+  local algorithm = p.algorithm
   local state, reset_ms = step.state, step.reset_ms
   if state == nil or reset_ms <= 0 then
     redis.call('DEL', key)
@@ -114,9 +129,13 @@ local function write(key, algorithm, step, read_expires_at, read_length)
     algorithm.write(key, state, now + keep_ms, expire_at(keep_ms))
     return
   end
-  local expires_at = now + keep_ms
-  local value = algorithm.encode(expires_at, state)
-  if expires_at == read_expires_at and #value == read_length then
+  local key_expires_at = now + keep_ms
+  if algorithm.key_expires_at ~= nil and step.block_left_ms == nil then
+    key_expires_at = algorithm.key_expires_at(state, p)
+    keep_ms = key_expires_at - now
+  end
+  local value = algorithm.encode(key_expires_at, state)
+  if key_expires_at == read_key_expires_at and #value == read_length then
     redis.call('SETRANGE', key, 0, value)
     return
   end
@@ -187,7 +206,7 @@ end
 local function decide_one(p, key, mode, cost)
   local algorithm = p.algorithm
   if p.boundaries ~= nil then check_clock(p) end
-  local state, unusable, expires_at, length = read(key, algorithm)
+  local state, unusable, key_expires_at, length = read(key, p)
   if unusable then error('SLUICEKEY 1 ' .. unusable, 0) end
   local step
   if mode == 'refund' then
@@ -198,7 +217,7 @@ local function decide_one(p, key, mode, cost)
     step = algorithm.step(state, now, cost, p, mode == 'charge')
     if step.state == state then return append(step) end
   end
-  write(key, algorithm, step, expires_at, length)
+  write(key, p, step, key_expires_at, length)
   append(step)
 end
 
@@ -207,16 +226,17 @@ end
 local function decide(rules, first, mode, cost)
   local count = #rules
   for i = 1, count do check_clock(rules[i]) end
-  -- Per rule: its key's state and when that expires, when its key's block ends and its block key (a rule with a
-  -- block), then its step.
-  local states, expiries, lengths, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}, {}
+  -- Per rule: its key's state, when that and the key expire, when its key's block ends and its block key (a rule with
+  -- a block), then its step.
+  local states, expiries, key_expiries, lengths, blocked_untils, block_keys, steps = {}, {}, {}, {}, {}, {}, {}
   local blocks = first + count - 1
   for i = 1, count do
     local p = rules[i]
-    local state, unusable, expires_at, length = read(KEYS[first + i - 1], p.algorithm)
+    local state, unusable, key_expires_at, length, expires_at = read(KEYS[first + i - 1], p)
     if unusable then error('SLUICEKEY ' .. i .. ' ' .. unusable, 0) end
     states[i] = state
     expiries[i] = expires_at
+    key_expiries[i] = key_expires_at
     lengths[i] = length
     -- A refund leaves blocks alone, as MemoryStore.refund does (it does not even look at them).
     if p.block_ms > 0 then
@@ -247,7 +267,7 @@ local function decide(rules, first, mode, cost)
       else
         local step = p.algorithm.refund(states[i], now, cost, p)
         steps[i] = step
-        write(KEYS[first + i - 1], p.algorithm, step, expiries[i], lengths[i])
+        write(KEYS[first + i - 1], p, step, key_expiries[i], lengths[i])
       end
     end
   else
@@ -281,7 +301,7 @@ local function decide(rules, first, mode, cost)
       local step = steps[i]
       local expires_at = expiries[i]
       if step.state ~= states[i] then
-        write(KEYS[first + i - 1], rules[i].algorithm, step, expires_at, lengths[i])
+        write(KEYS[first + i - 1], rules[i], step, key_expiries[i], lengths[i])
         expires_at = now + step.reset_ms + (step.ahead_ms or 0)
       end
       -- A block holds a refusal for the short-circuit no longer than the rule's state lives: the call that finds it
