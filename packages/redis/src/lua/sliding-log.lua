@@ -236,7 +236,7 @@ local function sliding_log_write(key, state, expires_at, expire_at_ms)
     local live = redis.call('GETRANGE', key, length + SL_ENTRY * start, length + SL_ENTRY * end_ - 1)
     redis.call('SET', key, sliding_log_header(expires_at, 0, end_ - start, state.base, state.offset_ms) .. live)
   else
-    redis.call('SETRANGE', key, 0, header)
+    redis.call('SETRANGE', key, '0', header) -- the offset as text (see `write` in main.lua)
   end
   redis.call('PEXPIREAT', key, expire_at_ms)
 end
