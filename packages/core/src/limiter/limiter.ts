@@ -201,15 +201,11 @@ class RuleLimiter implements Limiter {
     const { bound } = this
     // Events measure the store's promise; a cost that can never fit is peeked at first: both go the one way.
     if (bound.applyNow === undefined || observed() || cost > this.largestFit) return this.consume(keys, cost)
-    const checked = this.keysFor(keys)
-    checkCost(cost)
-    return bound.applyNow(checked, cost, true)
+    return bound.applyNow(this.checkedKeys(keys, cost), cost, true)
   }
 
   async refund(key: string | readonly string[], cost = this.defaultCost): Promise<void> {
-    const keys = this.keysFor(key)
-    checkCost(cost)
-    await this.bound.refund(keys, cost)
+    await this.bound.refund(this.checkedKeys(key, cost), cost)
   }
 
   async reset(key: string | readonly string[]): Promise<void> {
@@ -258,8 +254,7 @@ class RuleLimiter implements Limiter {
   ): Promise<Decision> {
     let keys: readonly string[]
     try {
-      keys = this.keysFor(key)
-      checkCost(cost)
+      keys = this.checkedKeys(key, cost)
     } catch (error) {
       return Promise.reject(error)
     }
@@ -278,6 +273,13 @@ class RuleLimiter implements Limiter {
     // A cost that can never fit is answered without charging anything (a peek for the current numbers).
     if (cost > this.largestFit) return bound.apply(keys, 1, false, trace).then((peeked) => neverFits(peeked, cost))
     return bound.apply(keys, cost, charge, trace)
+  }
+
+  /** The keys of a call that charges or gives back `cost`, once both are checked: throws what is wrong with either. */
+  private checkedKeys(key: string | readonly string[], cost: number): readonly string[] {
+    const keys = this.keysFor(key)
+    checkCost(cost)
+    return keys
   }
 
   private keysFor(key: string | readonly string[]): readonly string[] {

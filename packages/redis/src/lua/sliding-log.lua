@@ -179,7 +179,7 @@ local function sliding_log_read(key)
       header = SL_STEPPED_HEADER
       expires_at, start, end_, base, offset_ms = struct.unpack('<ddddd', head, 9)
     end
-    if whole(expires_at) and whole(start) and whole(end_) and whole(base) and whole(offset_ms) and start < end_
+    if all_whole(expires_at, start, end_, base, offset_ms) and start < end_
       and end_ <= (length - header) / SL_ENTRY then
       return { key = key, expires_at = expires_at, start = start, end_ = end_, base = base, header = header,
         offset_ms = offset_ms, entries = {}, writes = {} }

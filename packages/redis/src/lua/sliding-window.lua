@@ -88,14 +88,13 @@ local function sliding_window_refund(state, now, cost, p)
   return sliding_window(next, now, 1, p, false)
 end
 
--- When a state becomes a new key's state: when its estimate is 0 and stays 0, as sliding_reset_ms said when it was
--- written (in its own window or the next, the same instant either way). A key written by an earlier version of this
--- script holds that instant as its expiry.
+-- When a state becomes a new key's state: when its estimate is 0 and stays 0, sliding_reset_ms from the start of the
+-- state's window (as it said when the state was written, in that window or the next: the same instant either way). A
+-- key written by an earlier version of this script holds that instant as its expiry.
 local function sliding_window_expires_at(state, p)
   local window_ms = p.window_ms
   local window_start = floor_div(state.seen_at, window_ms) * window_ms
-  if state.current > 0 then return window_start + window_ms + first_offset_at_most(state.current, 0, window_ms) end
-  return window_start + first_offset_at_most(state.previous, 0, window_ms)
+  return window_start + sliding_reset_ms(state.previous, state.current, 0, window_ms)
 end
 
 -- When the key of a state expires in Redis: the end of the window after the state's, when no count of the state's
