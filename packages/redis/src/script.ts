@@ -39,7 +39,8 @@ export interface AlgorithmSource {
   readonly ownsKey?: boolean
   /**
    * Whether its key outlives its state: the key expires at `<name>_key_expires_at` of the state, and the state at
-   * `<name>_expires_at` (see `write` in main.lua). The sliding window, whose state expires later with each charge.
+   * `<name>_expires_at` of the state and its key's expiry (see `read` and `write` in main.lua). The sliding window,
+   * whose state expires later with each charge.
    */
   readonly keyOutlivesState?: boolean
 }

@@ -11,10 +11,16 @@ end
 
 -- The smallest offset e' in a window where floor(weight * (W - e') / W) <= allowed; W when none qualifies. (Math.max
 -- in TypeScript; a comparison here, since a call of math.max costs Redis about 800 instructions, and every decision
--- makes one.)
+-- makes one; and floor_div's quotient of a number from 0 without its call, about 400.)
 local function first_offset_at_most(weight, allowed, window_ms)
   if weight == 0 then return 0 end
-  local offset = window_ms - floor_div((allowed + 1) * window_ms - 1, weight)
+  local at_most = (allowed + 1) * window_ms - 1
+  local offset
+  if at_most >= 0 then
+    offset = window_ms - (at_most - at_most % weight) / weight
+  else
+    offset = window_ms - floor_div(at_most, weight)
+  end
   if offset < 0 then return 0 end
   return offset
 end
@@ -31,25 +37,36 @@ local function sliding_retry_after_ms(previous, current, elapsed, cost, limit, w
   return window_ms - elapsed + first_offset_at_most(current, limit - cost, window_ms)
 end
 
--- Time until the estimate is 0 and stays 0.
+-- Time until the estimate is 0 and stays 0. Every decision asks it, and first_offset_at_most(weight, 0, window_ms)
+-- is, for a weight from 1, window_ms - floor((window_ms - 1) / weight), from 1: worked out here, without its call.
 local function sliding_reset_ms(previous, current, elapsed, window_ms)
-  if current == 0 then return math.max(0, first_offset_at_most(previous, 0, window_ms) - elapsed) end
-  return window_ms - elapsed + first_offset_at_most(current, 0, window_ms)
+  local last = window_ms - 1
+  if current == 0 then
+    if previous == 0 then return 0 end
+    local reset_ms = window_ms - (last - last % previous) / previous - elapsed
+    if reset_ms < 0 then return 0 end
+    return reset_ms
+  end
+  return window_ms - elapsed + window_ms - (last - last % current) / current
 end
 
 local function sliding_window(state, clock, cost, p, charge)
   local limit, window_ms = p.limit, p.window_ms
   local now = clock
   if state ~= nil then
-    now = key_time(state.seen_at, state.offset_ms, clock)
-    state = sliding_window_as_of(state, now - clock)
+    -- key_time and sliding_window_as_of, called only when they change something (a call of a Lua function costs
+    -- Redis about 400 instructions): the clock behind the key's last instant, an offset that moved.
+    if clock < state.seen_at then now = key_time(state.seen_at, state.offset_ms, clock) end
+    if state.offset_ms ~= now - clock then state = sliding_window_as_of(state, now - clock) end
   end
   local ahead_ms = now - clock
   local window_start = floor_div(now, window_ms) * window_ms
   local previous = 0
   local current = 0
   if state ~= nil then
-    local state_window_start = floor_div(state.seen_at, window_ms) * window_ms
+    -- seen_at is a whole number from 0 (decode checks it), so % is floor_div's remainder, without its call.
+    local seen_at = state.seen_at
+    local state_window_start = seen_at - seen_at % window_ms
     if state_window_start == window_start then
       previous = state.previous
       current = state.current
@@ -58,7 +75,8 @@ local function sliding_window(state, clock, cost, p, charge)
     end
   end
   local elapsed = now - window_start
-  local estimate = floor_div(previous * (window_ms - elapsed), window_ms) + current
+  local weighted = previous * (window_ms - elapsed) -- from 0: floor_div's quotient, without its call
+  local estimate = (weighted - weighted % window_ms) / window_ms + current
   if estimate + cost > limit then
     return { state = state, allowed = false, remaining = math.max(0, limit - estimate),
       reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms),
@@ -88,23 +106,26 @@ local function sliding_window_refund(state, now, cost, p)
   return sliding_window(next, now, 1, p, false)
 end
 
--- When a state becomes a new key's state: when its estimate is 0 and stays 0, sliding_reset_ms from the start of the
--- state's window (as it said when the state was written, in that window or the next: the same instant either way). A
--- key written by an earlier version of this script holds that instant as its expiry.
-local function sliding_window_expires_at(state, p)
-  local window_ms = p.window_ms
-  local window_start = floor_div(state.seen_at, window_ms) * window_ms
-  return window_start + sliding_reset_ms(state.previous, state.current, 0, window_ms)
-end
-
 -- When the key of a state expires in Redis: the end of the window after the state's, when no count of the state's
 -- window can matter any more. Each charge moves the state's own expiry later; this instant is the same for every state
 -- of a window, so that every write but a window's first is made in place, keeping the key's expiry (SETRANGE rather
 -- than SET with PXAT: 6 000 instructions of Redis rather than 14 000). The key outlives its state by less than a
--- window. Redis only: MemoryStore forgets the state when it expires.
+-- window. Redis only: MemoryStore forgets the state when it expires. (seen_at is a whole number from 0, see decode:
+-- % is floor_div's remainder.)
 local function sliding_window_key_expires_at(state, p)
-  local window_ms = p.window_ms
-  return floor_div(state.seen_at, window_ms) * window_ms + 2 * window_ms
+  local window_ms, seen_at = p.window_ms, state.seen_at
+  return seen_at - seen_at % window_ms + 2 * window_ms
+end
+
+-- When a state becomes a new key's state, given when its key expires: when its estimate is 0 and stays 0,
+-- sliding_reset_ms from the start of the state's window (as it said when the state was written, in that window or
+-- the next: the same instant either way). A key that does not expire at sliding_window_key_expires_at of its state
+-- holds the state's own expiry: one an earlier version of this script wrote, or a blocked step's (see `write`).
+local function sliding_window_expires_at(state, p, key_expires_at)
+  local window_ms, seen_at = p.window_ms, state.seen_at
+  local window_start = seen_at - seen_at % window_ms
+  if key_expires_at ~= window_start + 2 * window_ms then return key_expires_at end
+  return window_start + sliding_reset_ms(state.previous, state.current, 0, window_ms)
 end
 
 -- Stored as little-endian doubles (exact for integers below 2^53): when the key expires, then seen_at (written as

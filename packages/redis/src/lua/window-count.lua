@@ -17,7 +17,10 @@ end
 -- now falls in the window [window_start, window_end). Admit iff used + cost <= limit; rejected requests are not
 -- counted. offset_ms: how far now (the key's time) is ahead of the clock.
 local function count_within(state, window_start, window_end, now, cost, limit, charge, offset_ms)
-  state = window_count_as_of(state, window_start, window_end, offset_ms)
+  -- window_count_as_of, called only when it changes something (see fixed_window_now).
+  if state ~= nil and (state.seen_at >= window_end or state.offset_ms ~= offset_ms) then
+    state = window_count_as_of(state, window_start, window_end, offset_ms)
+  end
   local used = 0
   if state ~= nil and state.seen_at >= window_start then used = state.used end
   local to_window_end = window_end - now
