@@ -498,6 +498,29 @@ describe('time and expiry', () => {
     await same((l) => l.consume('earlier', 5))
   })
 
+  test("a blocked sliding window's state, written when the clock stepped back, holds its block's instant", async () => {
+    let now = 1_000_000
+    const store = replayStore({ client, clock: () => now, shortCircuitMaxKeys: 0 })
+    const limiter = createLimiter({ algorithm: 'sliding-window', limit: 2, window: 1_000, block: 60_000, store })
+    const key = redisKeyOf(limiter.rules[0] as CompiledRule, 'blocked')
+    const keyExpiresAt = async () => ((await client.getBuffer(key)) as Buffer).readDoubleLE(0)
+    await limiter.consume('blocked', 2)
+    expect((await limiter.consume('blocked')).allowed).toBe(false) // blocked until 1 060 000
+    // A charge's key expires at the end of the window after its own, an instant the window's states share.
+    expect(await keyExpiresAt()).toBe(1_002_000)
+    // The clock steps back by a second: the key's time stays at 1 000 000, 1 000 ms ahead, which is a new state to
+    // write, and it is blocked: kept until the block ends by the key's time (1 060 000 + 1 000 ahead), as MemoryStore
+    // keeps it, not until the end of its window's next window.
+    now = 999_000
+    const blocked = await limiter.consume('blocked')
+    expect(blocked.allowed).toBe(false)
+    expect(await keyExpiresAt()).toBe(1_061_000)
+    // Past that window's end, the block still holds, and the state with it.
+    now = 1_003_000
+    expect((await limiter.consume('blocked')).allowed).toBe(false)
+    expect(await client.exists(key)).toBe(1)
+  })
+
   test('every key of a stacked request gets its expiry, not only the first', async () => {
     const limiter = createLimiter({
       rules: [

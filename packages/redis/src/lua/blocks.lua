@@ -1,7 +1,8 @@
 -- Blocks, as packages/core/src/blocks.ts: a rule's step while its key is blocked until blocked_until (the rule's
 -- `block` option). Refused, nothing remaining; the wait is the rest of the block, or longer when the rule itself
--- would still refuse the request then. `step` is the rule's own uncharged view at the same instant. block_left_ms goes
--- back to the instance (in the place of delay_ms, see main.lua), for its short-circuit.
+-- would still refuse the request then. `step` is the rule's own uncharged view at the same instant, as a table (see
+-- step_of in main.lua). block_left_ms goes back to the instance (in the place of delay_ms, see main.lua), for its
+-- short-circuit.
 
 local function blocked_step(step, now, blocked_until)
   local block_left = blocked_until - now

@@ -19,15 +19,14 @@ local function leaky_bucket(state, clock, cost, p, charge)
   end
   local price = cost * p.rate_denominator
   if level + price > capacity then
-    return { state = state, allowed = false, remaining = floor_div(capacity - level, p.rate_denominator),
-      reset_ms = ceil_div(level, p.rate_numerator),
-      retry_after_ms = ceil_div(level + price - capacity, p.rate_numerator), delay_ms = 0, ahead_ms = now - clock }
+    return state, false, floor_div(capacity - level, p.rate_denominator), ceil_div(level, p.rate_numerator),
+      ceil_div(level + price - capacity, p.rate_numerator), 0, now - clock
   end
   if charge then level = level + price end
   local next = state
   if charge then next = { level = level, updated_at = now, offset_ms = now - clock } end
-  return { state = next, allowed = true, remaining = floor_div(capacity - level, p.rate_denominator),
-    reset_ms = ceil_div(level, p.rate_numerator), retry_after_ms = 0, delay_ms = 0, ahead_ms = now - clock }
+  return next, true, floor_div(capacity - level, p.rate_denominator), ceil_div(level, p.rate_numerator), 0, 0,
+    now - clock
 end
 
 local function leaky_bucket_refund(state, clock, cost, p)

@@ -39,22 +39,20 @@ local function leaky_queue(state, clock, cost, p, charge)
   local backlog = (departure_ms - now) * rate_numerator + departure_fraction
   local price = cost * rate_denominator
   if backlog + price > capacity then
-    return { state = state, allowed = false, remaining = floor_div(capacity - backlog, rate_denominator),
-      reset_ms = ceil_div(backlog, rate_numerator),
-      retry_after_ms = ceil_div(backlog + price - capacity, rate_numerator), delay_ms = 0, ahead_ms = ahead_ms }
+    return state, false, floor_div(capacity - backlog, rate_denominator), ceil_div(backlog, rate_numerator),
+      ceil_div(backlog + price - capacity, rate_numerator), 0, ahead_ms
   end
   if not charge then
-    return { state = state, allowed = true, remaining = floor_div(capacity - backlog, rate_denominator),
-      reset_ms = ceil_div(backlog, rate_numerator), retry_after_ms = 0, delay_ms = 0, ahead_ms = ahead_ms }
+    return state, true, floor_div(capacity - backlog, rate_denominator), ceil_div(backlog, rate_numerator), 0, 0,
+      ahead_ms
   end
   local fraction = departure_fraction + price
   departure_ms = departure_ms + floor_div(fraction, rate_numerator)
   departure_fraction = math.fmod(fraction, rate_numerator)
   local wait = backlog + price
   local delay_ms = ceil_div(wait, rate_numerator)
-  return { state = { departure_ms = departure_ms, departure_fraction = departure_fraction, offset_ms = ahead_ms },
-    allowed = true, remaining = floor_div(capacity - wait, rate_denominator), reset_ms = delay_ms, retry_after_ms = 0,
-    delay_ms = delay_ms, ahead_ms = ahead_ms }
+  local next = { departure_ms = departure_ms, departure_fraction = departure_fraction, offset_ms = ahead_ms }
+  return next, true, floor_div(capacity - wait, rate_denominator), delay_ms, 0, delay_ms, ahead_ms
 end
 
 local function leaky_queue_refund(state, clock, cost, p)

@@ -107,7 +107,7 @@ local function read(key, p)
   return state, nil, key_expires_at, #value, expires_at
 end
 
--- Writes a step's new state, to expire when the key is back to its full allowance (reset_ms from now), and while the
+-- Writes a step's new state (see step_of), to expire when the key is back to its full allowance (reset_ms from now), and while the
 -- key's time is ahead of the clock (it stepped back, see key-time.lua) that much later, as MemoryStore keeps it. A
 -- state whose key expires when the one read did (a fixed window within its window) and is as long is written over the
 -- old one in place, which keeps the key's expiry: setting an expiry costs Redis more than twice the write itself.
@@ -117,20 +117,19 @@ end
 -- kept until the block ends (a write only when the clock stepped back): its value holds that instant, as any other.
 -- (Should that instant be the window's `key_expires_at` to the millisecond, the state is read as expiring on its own,
 -- earlier: faded by then, it decides as a new key's state would, unless the clock steps back again.)
-local function write(key, p, step, read_key_expires_at, read_length)
+local function write(key, p, state, reset_ms, ahead_ms, blocked, read_key_expires_at, read_length)
   local algorithm = p.algorithm
-  local state, reset_ms = step.state, step.reset_ms
   if state == nil or reset_ms <= 0 then
     redis.call('DEL', key)
     return
   end
-  local keep_ms = reset_ms + (step.ahead_ms or 0)
+  local keep_ms = reset_ms + ahead_ms
   if algorithm.write ~= nil then
     algorithm.write(key, state, now + keep_ms, expire_at(keep_ms))
     return
   end
   local key_expires_at = now + keep_ms
-  if algorithm.key_expires_at ~= nil and step.block_left_ms == nil then
+  if algorithm.key_expires_at ~= nil and not blocked then
     key_expires_at = algorithm.key_expires_at(state, p)
     keep_ms = key_expires_at - now
   end
@@ -183,18 +182,34 @@ end
 local replies = { 0, 0, 0, 0, 0, 0 }
 local n = 0
 
--- Appends a rule's step to the reply.
-local function append(step)
-  local allowed, retry_after_ms, last = 0, step.retry_after_ms, step.block_left_ms or 0
-  if step.allowed then allowed, last = 1, step.delay_ms end
+-- An algorithm's step (and its refund) answers as core's Step does, in seven values: the state to keep (the one it was
+-- given when nothing changed: then nothing is written), whether it admits, remaining, reset_ms, retry_after_ms
+-- (INFINITY: never), delay_ms, and how far the key's time is ahead of the clock (ahead_ms, see key-time.lua). Values
+-- rather than a table, since a table costs Redis about 2 000 instructions and every decision takes a step; decide,
+-- which holds a step per rule, keeps each as a table (and a blocked rule's with block_left_ms, see blocks.lua).
+local function step_of(state, allowed, remaining, reset_ms, retry_after_ms, delay_ms, ahead_ms)
+  return { state = state, allowed = allowed, remaining = remaining, reset_ms = reset_ms,
+    retry_after_ms = retry_after_ms, delay_ms = delay_ms, ahead_ms = ahead_ms }
+end
+
+-- Appends a rule's step (see step_of) to the reply, with the rest of its key's block when it is blocked.
+local function append(allowed, remaining, reset_ms, retry_after_ms, delay_ms, ahead_ms, block_left_ms)
+  local admitted, last = 0, block_left_ms or 0
+  if allowed then admitted, last = 1, delay_ms end
   if retry_after_ms == INFINITY then retry_after_ms = -1 end
-  if (step.ahead_ms or 0) > 0 then last = -1 - last end
-  replies[n + 1] = allowed
-  replies[n + 2] = step.remaining
-  replies[n + 3] = step.reset_ms
+  if ahead_ms > 0 then last = -1 - last end
+  replies[n + 1] = admitted
+  replies[n + 2] = remaining
+  replies[n + 3] = reset_ms
   replies[n + 4] = retry_after_ms
   replies[n + 5] = last
   n = n + 5
+end
+
+-- Appends a step held as a table (see step_of) to the reply.
+local function append_step(step)
+  append(step.allowed, step.remaining, step.reset_ms, step.retry_after_ms, step.delay_ms, step.ahead_ms,
+    step.block_left_ms)
 end
 
 -- The clock check of a calendar rule (see 'SLUICE_CLOCK' above).
@@ -207,19 +222,20 @@ end
 local function decide_one(p, key, mode, cost)
   local algorithm = p.algorithm
   if p.boundaries ~= nil then check_clock(p) end
-  local state, unusable, key_expires_at, length = read(key, p)
+  local read_state, unusable, key_expires_at, length = read(key, p)
   if unusable then error('SLUICEKEY 1 ' .. unusable, 0) end
-  local step
+  local state, allowed, remaining, reset_ms, retry_after_ms, delay_ms, ahead_ms
   if mode == 'refund' then
     -- As MemoryStore.refund: a key with nothing left is not written.
-    if state == nil then return append(algorithm.step(nil, now, 1, p, false)) end
-    step = algorithm.refund(state, now, cost, p)
+    if read_state == nil then return append(algorithm.step(nil, now, 1, p, false)) end
+    state, allowed, remaining, reset_ms, retry_after_ms, delay_ms, ahead_ms = algorithm.refund(read_state, now, cost, p)
+    write(key, p, state, reset_ms, ahead_ms, false, key_expires_at, length)
   else
-    step = algorithm.step(state, now, cost, p, mode == 'charge')
-    if step.state == state then return append(step) end
+    state, allowed, remaining, reset_ms, retry_after_ms, delay_ms, ahead_ms =
+      algorithm.step(read_state, now, cost, p, mode == 'charge')
+    if state ~= read_state then write(key, p, state, reset_ms, ahead_ms, false, key_expires_at, length) end
   end
-  write(key, p, step, key_expires_at, length)
-  append(step)
+  append(allowed, remaining, reset_ms, retry_after_ms, delay_ms, ahead_ms)
 end
 
 -- One request: its rules, its keys from KEYS[first], its mode and cost, at `now`. Appends its numbers to the reply,
@@ -264,11 +280,11 @@ local function decide(rules, first, mode, cost)
     for i = 1, count do
       local p = rules[i]
       if states[i] == nil then
-        steps[i] = p.algorithm.step(nil, now, 1, p, false)
+        steps[i] = step_of(p.algorithm.step(nil, now, 1, p, false))
       else
-        local step = p.algorithm.refund(states[i], now, cost, p)
+        local step = step_of(p.algorithm.refund(states[i], now, cost, p))
         steps[i] = step
-        write(KEYS[first + i - 1], p, step, key_expiries[i], lengths[i])
+        write(KEYS[first + i - 1], p, step.state, step.reset_ms, step.ahead_ms, false, key_expiries[i], lengths[i])
       end
     end
   else
@@ -277,7 +293,7 @@ local function decide(rules, first, mode, cost)
     for i = 1, count do
       local p = rules[i]
       local blocked = is_blocked(blocked_untils[i], now)
-      local step = p.algorithm.step(states[i], now, cost, p, charge and not blocked)
+      local step = step_of(p.algorithm.step(states[i], now, cost, p, charge and not blocked))
       if blocked then step = blocked_step(step, now, blocked_untils[i]) end
       if not step.allowed then rejected = true end
       steps[i] = step
@@ -288,7 +304,7 @@ local function decide(rules, first, mode, cost)
       for i = 1, count do
         local p = rules[i]
         if steps[i].allowed then
-          steps[i] = p.algorithm.step(states[i], now, cost, p, false)
+          steps[i] = step_of(p.algorithm.step(states[i], now, cost, p, false))
         elseif p.block_ms > 0 and not is_blocked(blocked_untils[i], now) then
           local blocked_until = now + p.block_ms
           set_expiring(block_keys[i], string.format('%.0f', blocked_until), p.block_ms)
@@ -302,8 +318,9 @@ local function decide(rules, first, mode, cost)
       local step = steps[i]
       local expires_at = expiries[i]
       if step.state ~= states[i] then
-        write(KEYS[first + i - 1], rules[i], step, key_expiries[i], lengths[i])
-        expires_at = now + step.reset_ms + (step.ahead_ms or 0)
+        write(KEYS[first + i - 1], rules[i], step.state, step.reset_ms, step.ahead_ms, step.block_left_ms ~= nil,
+          key_expiries[i], lengths[i])
+        expires_at = now + step.reset_ms + step.ahead_ms
       end
       -- A block holds a refusal for the short-circuit no longer than the rule's state lives: the call that finds it
       -- expired deletes it, as MemoryStore does, and a clock that then steps back must find it gone here too.
@@ -313,7 +330,7 @@ local function decide(rules, first, mode, cost)
     end
   end
 
-  for i = 1, count do append(steps[i]) end
+  for i = 1, count do append_step(steps[i]) end
 end
 
 -- A request that fails (a Redis error in one of its commands) fails alone: the others of the batch go on.

@@ -80,16 +80,14 @@ local function sliding_log(state, clock, cost, p, charge)
   local ahead_ms = now - clock
   if state == nil then
     if cost > p.limit then
-      return { state = state, allowed = false, remaining = p.limit, reset_ms = 0, retry_after_ms = INFINITY,
-        delay_ms = 0 }
+      return state, false, p.limit, 0, INFINITY, 0, 0
     end
     if not charge then
-      return { state = state, allowed = true, remaining = p.limit, reset_ms = 0, retry_after_ms = 0, delay_ms = 0 }
+      return state, true, p.limit, 0, 0, 0, 0
     end
     local next = { start = 0, end_ = 1, base = 0, fresh = true, offset_ms = 0, entries = { [0] = { now, cost } },
       writes = {} }
-    return { state = next, allowed = true, remaining = p.limit - cost, reset_ms = p.window_ms, retry_after_ms = 0,
-      delay_ms = 0, ahead_ms = 0 }
+    return next, true, p.limit - cost, p.window_ms, 0, 0, 0
   end
   local end_ = state.end_
   local oldest = now - p.window_ms -- entries at or before this instant have expired
@@ -126,12 +124,10 @@ local function sliding_log(state, clock, cost, p, charge)
       end
       retry_after_ms = sliding_log_entry(state, low) + p.window_ms - now
     end
-    return { state = state, allowed = false, remaining = p.limit - used, reset_ms = reset_ms,
-      retry_after_ms = retry_after_ms, delay_ms = 0, ahead_ms = ahead_ms }
+    return state, false, p.limit - used, reset_ms, retry_after_ms, 0, ahead_ms
   end
   if not charge then
-    return { state = state, allowed = true, remaining = p.limit - used, reset_ms = reset_ms, retry_after_ms = 0,
-      delay_ms = 0, ahead_ms = ahead_ms }
+    return state, true, p.limit - used, reset_ms, 0, 0, ahead_ms
   end
   local next
   if newest == now then
@@ -141,8 +137,7 @@ local function sliding_log(state, clock, cost, p, charge)
     next = sliding_log_view(state, first, end_ + 1, base)
     sliding_log_set(next, end_, now, total + cost)
   end
-  return { state = next, allowed = true, remaining = p.limit - used - cost, reset_ms = p.window_ms,
-    retry_after_ms = 0, delay_ms = 0, ahead_ms = ahead_ms }
+  return next, true, p.limit - used - cost, p.window_ms, 0, 0, ahead_ms
 end
 
 -- Refund: the newest entries give back `cost`, newest first: the log ends at the first entry whose running total

@@ -78,23 +78,17 @@ local function sliding_window(state, clock, cost, p, charge)
   local weighted = previous * (window_ms - elapsed) -- from 0: floor_div's quotient, without its call
   local estimate = (weighted - weighted % window_ms) / window_ms + current
   if estimate + cost > limit then
-    return { state = state, allowed = false, remaining = math.max(0, limit - estimate),
-      reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms),
-      retry_after_ms = sliding_retry_after_ms(previous, current, elapsed, cost, limit, window_ms), delay_ms = 0,
-      ahead_ms = ahead_ms }
+    return state, false, math.max(0, limit - estimate), sliding_reset_ms(previous, current, elapsed, window_ms),
+      sliding_retry_after_ms(previous, current, elapsed, cost, limit, window_ms), 0, ahead_ms
   end
   if not charge then
-    return { state = state, allowed = true, remaining = limit - estimate,
-      reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms), retry_after_ms = 0, delay_ms = 0,
-      ahead_ms = ahead_ms }
+    return state, true, limit - estimate, sliding_reset_ms(previous, current, elapsed, window_ms), 0, 0, ahead_ms
   end
   current = current + cost
   -- The window's start, not the charge's instant: a charge refunded across Cluster slots then leaves the key's time
   -- where it was, as in memory, where it never charged (key-time.lua).
-  return { state = { seen_at = window_start, previous = previous, current = current, offset_ms = ahead_ms },
-    allowed = true, remaining = limit - estimate - cost,
-    reset_ms = sliding_reset_ms(previous, current, elapsed, window_ms), retry_after_ms = 0, delay_ms = 0,
-    ahead_ms = ahead_ms }
+  local next = { seen_at = window_start, previous = previous, current = current, offset_ms = ahead_ms }
+  return next, true, limit - estimate - cost, sliding_reset_ms(previous, current, elapsed, window_ms), 0, 0, ahead_ms
 end
 
 local function sliding_window_refund(state, now, cost, p)

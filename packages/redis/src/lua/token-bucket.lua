@@ -18,16 +18,14 @@ local function token_bucket(state, clock, cost, p, charge)
   end
   local price = cost * p.rate_denominator
   if tokens < price then
-    return { state = state, allowed = false, remaining = floor_div(tokens, p.rate_denominator),
-      reset_ms = ceil_div(capacity - tokens, p.rate_numerator),
-      retry_after_ms = ceil_div(price - tokens, p.rate_numerator), delay_ms = 0, ahead_ms = now - clock }
+    return state, false, floor_div(tokens, p.rate_denominator), ceil_div(capacity - tokens, p.rate_numerator),
+      ceil_div(price - tokens, p.rate_numerator), 0, now - clock
   end
   if charge then tokens = tokens - price end
   local next = state
   if charge then next = { tokens = tokens, updated_at = now, offset_ms = now - clock } end
-  return { state = next, allowed = true, remaining = floor_div(tokens, p.rate_denominator),
-    reset_ms = ceil_div(capacity - tokens, p.rate_numerator), retry_after_ms = 0, delay_ms = 0,
-    ahead_ms = now - clock }
+  return next, true, floor_div(tokens, p.rate_denominator), ceil_div(capacity - tokens, p.rate_numerator), 0, 0,
+    now - clock
 end
 
 local function token_bucket_refund(state, clock, cost, p)

@@ -25,18 +25,15 @@ local function count_within(state, window_start, window_end, now, cost, limit, c
   if state ~= nil and state.seen_at >= window_start then used = state.used end
   local to_window_end = window_end - now
   if used + cost > limit then
-    return { state = state, allowed = false, remaining = limit - used, reset_ms = to_window_end,
-      retry_after_ms = to_window_end, delay_ms = 0, ahead_ms = offset_ms }
+    return state, false, limit - used, to_window_end, to_window_end, 0, offset_ms
   end
   if not charge then
-    return { state = state, allowed = true, remaining = limit - used, reset_ms = to_window_end,
-      retry_after_ms = 0, delay_ms = 0, ahead_ms = offset_ms }
+    return state, true, limit - used, to_window_end, 0, 0, offset_ms
   end
   -- The window's start, not the charge's instant: a charge refunded across Cluster slots then leaves the key's time
   -- where it was, as in memory, where it never charged (key-time.lua).
   local next = { seen_at = window_start, used = used + cost, offset_ms = offset_ms }
-  return { state = next, allowed = true, remaining = limit - next.used, reset_ms = to_window_end,
-    retry_after_ms = 0, delay_ms = 0, ahead_ms = offset_ms }
+  return next, true, limit - next.used, to_window_end, 0, 0, offset_ms
 end
 
 -- Only the count of the window holding now can go down; an earlier window's is already forgotten.
