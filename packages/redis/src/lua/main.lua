@@ -107,10 +107,11 @@ local function read(key, p)
   return state, nil, key_expires_at, #value, expires_at
 end
 
--- Writes a step's new state (see step_of), to expire when the key is back to its full allowance (reset_ms from now), and while the
--- key's time is ahead of the clock (it stepped back, see key-time.lua) that much later, as MemoryStore keeps it. A
--- state whose key expires when the one read did (a fixed window within its window) and is as long is written over the
--- old one in place, which keeps the key's expiry: setting an expiry costs Redis more than twice the write itself.
+-- Writes a step's new state (see step_of), to expire when the key is back to its full allowance (reset_ms from now),
+-- and while the key's time is ahead of the clock (it stepped back, see key-time.lua) that much later, as MemoryStore
+-- keeps it. A state whose key expires when the one read did (a fixed window within its window) and is as long is
+-- written over the old one in place, which keeps the key's expiry: setting an expiry costs Redis more than twice the
+-- write itself.
 -- An algorithm whose state expires later with each charge (the sliding window) keeps its key until an instant that
 -- all the states of a window share (`key_expires_at`), later than the state's own expiry, which `read` then works out
 -- from the state (`expires_at`); the key outlives its state by less than a window. Not for a blocked rule's step,
