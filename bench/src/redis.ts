@@ -226,6 +226,41 @@ async function peerContenders(connections: Connections, inFlight: number, durati
   ]
 }
 
+/**
+ * The least a fixed-window decision on Redis's clock can do, as DESIGN asks of one (the time from TIME, a call run
+ * past its deadline refused, the count read and written back with its expiry in the same script), and nothing
+ * more: one rule, no blocks, no clock stepping back, no batch, no check of what the key holds, and the bare ioredis
+ * `evalsha` with five arguments. What 1 in flight would make with a store that cost nothing over that script.
+ */
+const FLOOR_SCRIPT = `local t = redis.call('TIME')
+local now = t[1] * 1000 + (t[2] - t[2] % 1000) / 1000
+if now > ARGV[1] + 0 then return redis.error_reply('LATE') end
+local limit, window, cost = ARGV[2] + 0, ARGV[3] + 0, ARGV[4] + 0
+local start = now - now % window
+local used = 0
+local value = redis.call('GET', KEYS[1])
+if value then
+  local seen_at, count = struct.unpack('<dd', value)
+  if seen_at == start then used = count end
+end
+local left = start + window - now
+if used + cost > limit then return { 0, limit - used, left, left, now } end
+redis.call('SET', KEYS[1], struct.pack('<dd', start, used + cost), 'PXAT', start + window)
+return { 1, limit - used - cost, left, 0, now }`
+
+/** The name of the contender that sends {@link FLOOR_SCRIPT}. */
+const FLOOR = 'floor: the least fixed window on Redis time, sent bare'
+
+/** {@link FLOOR_SCRIPT} as a contender, on its own connection (deadline: a second from the call). */
+async function floorContender(connections: Connections, inFlight: number, durationMs: number): Promise<Contender> {
+  const client = connections.connect()
+  const sha = (await client.script('LOAD', FLOOR_SCRIPT)) as string
+  const op = counted(FLOOR, (i) =>
+    client.evalsha(sha, 1, `floor:{${keyOf(i)}}`, Date.now() + 1000, LIMIT, WINDOW_MS, 1),
+  )
+  return { name: FLOOR, measure: () => concurrentOpsPerSecond(durationMs, inFlight, op) }
+}
+
 /** redis-benchmark as a contender: each round sized from the last one to take about `durationMs`. */
 function ceilingContender(
   server: RedisServer,
@@ -277,6 +312,8 @@ export async function runRedis(): Promise<PartResult> {
         ...SLUICE_ALGORITHMS.map((a) => sluiceContender(connections, a, inFlight, durationMs, false)),
         ...(await peerContenders(connections, inFlight, durationMs)),
         ...SLUICE_ALGORITHMS.map((a) => ceilingContender(server, a, commands.get(a) as string[], inFlight, durationMs)),
+        // The floor answers why 1 in flight has no target (analysis.md): measured there only, where no call is shared.
+        ...(inFlight === 1 ? [await floorContender(connections, inFlight, durationMs)] : []),
       ]
       await Promise.all(clients.map((client) => client.ping()))
       const errorsBefore = await unexpectedErrors(admin)
@@ -346,6 +383,7 @@ export async function runRedis(): Promise<PartResult> {
           // What coalescing buys: the same store with `coalesce: false`.
           [sluiceName(algorithm, false), ratioOfRuns(sluice, sluiceName(algorithm, false)), undefined],
         ]
+        if (inFlight === 1) rows.push([FLOOR, ratioOfRuns(sluice, FLOOR), undefined])
         for (const [over, r, target] of rows) {
           if (target !== undefined) {
             const checked = atLeast(
@@ -361,6 +399,11 @@ export async function runRedis(): Promise<PartResult> {
             ratioRows.push([inFlight, algorithm, over, r.median, r.min, r.max, '', ''])
           }
         }
+      }
+      if (inFlight === 1) {
+        // How near the peer a store can come at all: the floor over the best peer.
+        const r = ratioOfRuns(FLOOR, best.name)
+        ratioRows.push([inFlight, FLOOR, best.name, r.median, r.min, r.max, '', ''])
       }
     }
     const logs = await slidingLogCosts(connections, admin, settings.tiny ? 20 : 300, settings.tiny ? 1 : 5)
@@ -420,7 +463,9 @@ export async function runRedis(): Promise<PartResult> {
       '`RateLimiterRedis.consume`; express-rate-limit: rate-limit-redis `RedisStore.increment` over ioredis `call`. ' +
       'redis-benchmark sends the EVALSHA of one Sluice decision (read with MONITOR: same script, same arguments, the ' +
       'key from `-r 10000`) on one connection with 1, 64 or 256 pipelined (`-c 1 -P n`): what Sluice would make ' +
-      'without coalescing, with a client that costs nothing. The run fails if Redis answered any error. "µs in ' +
+      'without coalescing, with a client that costs nothing. At 1 in flight only, "floor" sends with ioredis `evalsha` ' +
+      "the least a fixed-window decision on Redis's clock can do (TIME, a deadline, GET, SET with PXAT, five " +
+      'arguments; FLOOR_SCRIPT in bench/src/redis.ts). The run fails if Redis answered any error. "µs in ' +
       'Redis per script call" is the usec of EVALSHA (and EVAL) in INFO commandstats over each round, per call, and ' +
       '"per decision" the same usec over the decisions made: Redis runs one script at a time, so 1 / that time ' +
       'bounds the decisions one Redis server can make. On 2 cores, redis-server and the client process (or ' +
