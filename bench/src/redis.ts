@@ -37,7 +37,8 @@ const WINDOW_MS = 86_400_000
 /**
  * Sluice over the best peer, per number in flight (issue 12): coalescing must pay off as more decisions are in
  * flight. 1.0x at 1 in flight was dropped: a lone decision on Redis's clock costs Redis about twice the peers' INCR
- * script, and the client's round trip is the same for both (analysis.md).
+ * script, and the client's round trip is the same for both; the floor contender shows that even the least such
+ * decision, sent bare, makes no more than the best peer at 1 in flight (analysis.md).
  */
 const TARGETS: Readonly<Record<number, number>> = { 64: 1.5, 256: 2.0 }
 /** Runs of the alternating rounds per number in flight (issue 27: the spread of 3 runs, min / median / max). */
